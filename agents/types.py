@@ -1,0 +1,79 @@
+"""Plain data exchanged between `agents` and the apps that persist its results.
+
+`agents` never imports models: callers turn rows into these, and persist what comes back.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ArticleText:
+    """One retrieved article as the detectors and MACR see it."""
+
+    ref: str
+    title: str
+    body: str
+    updated_at: dt.date | None = None
+    source: str = "faq"  # faq | pdf | web | manual
+
+
+@dataclass(frozen=True)
+class ConflictFinding:
+    """Two articles that cannot both be right. `refs` is sorted; snippets are keyed by ref."""
+
+    refs: tuple[str, str]
+    type: str  # price | hours | contact | date | policy | eligibility | procedure | quantity | other
+    explanation: str
+    snippets: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return {
+            "refs": list(self.refs),
+            "type": self.type,
+            "explanation": self.explanation,
+            "snippets": dict(self.snippets),
+        }
+
+
+@dataclass(frozen=True)
+class PairJudgement:
+    """A verdict on one pair, conflict or not, as cached by article versions."""
+
+    refs: tuple[str, str]
+    conflict: ConflictFinding | None
+
+
+@dataclass
+class DetectionResult:
+    findings: list[ConflictFinding]
+    judged_pairs: list[tuple[str, str]] = field(default_factory=list)
+    llm_calls: int = 0
+    tokens: int = 0
+    dropped_invented_refs: int = 0
+    dropped_bad_snippets: int = 0
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    refs: tuple[str, str]
+    winner: str | None  # None: cannot tell
+    explanation: str
+    rules: tuple[str, ...] = ()
+    confidence: float = 0.0
+    proposed_edit: str | None = None
+
+    def as_json(self) -> dict:
+        return {
+            "refs": list(self.refs),
+            "winner": self.winner,
+            "explanation": self.explanation,
+            "rules": list(self.rules),
+        }
+
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    """The unordered pair of two refs, as a sorted tuple."""
+    return (a, b) if a <= b else (b, a)

