@@ -127,7 +127,6 @@ class ArticleAuditAction(models.TextChoices):
     NEW_VERSION = "new_version", "New version"
     DELETE = "delete", "Deleted"
     RESTORE = "restore", "Restored"
-    REINDEX = "reindex", "Re-indexed"
 
 
 class ArticleAudit(models.Model):

@@ -1,0 +1,336 @@
+"""MACR rules: the Rule record and the executable templates evaluated in code.
+
+A rule is ⟨Type, Condition, Resolution⟩ (the MACR paper's triple) plus where it came from and how it
+is applied. *Executable* rules carry code (`applies`, `resolve`) over article metadata and text;
+*textual* rules carry only words and need an LLM to apply them (not built here).
+
+Priority (lower number = consulted first) encodes specificity, as in "the specific rule beats the
+general one". The general rule "the more recent date wins" is right most of the time and is fooled
+exactly when a page is edited for another reason and keeps a stale copy of an old value; the rules
+above it exist to catch the situations where the general rule is known to fail, so they must
+override it rather than be outvoted by it:
+
+10 explicit-past-statement-loses   the conflicting statement itself says it is no longer current
+20 official-effective-beats-newer-page   an official document in force from an explicit date beats a
+                                    newer web/faq page that gives no date of its own (careless copy)
+30 explicit-effective-date-wins    a date the text gives ("as of 1 October 2025") beats a bare
+                                    `updated_at`, which may reflect an unrelated edit
+40 newer-content-date-wins         otherwise, the more recently updated article wins
+
+The reasoner decides with the first priority level at which some rule gives a winner; rules at the
+same level that disagree make it abstain (see reasoner.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from agents.macr.dates import end_dates, in_force_effective_date
+from agents.types import ArticleText, pair_key
+
+ANY_TYPE = "*"
+ORIGINS = ("executable", "induced", "manual")
+KINDS = ("executable", "textual")
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    """The two sides of one conflict as rules see them: articles, conflict type, snippets by ref."""
+
+    a: ArticleText
+    b: ArticleText
+    type: str = "other"
+    snippets: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def refs(self) -> tuple[str, str]:
+        return pair_key(self.a.ref, self.b.ref)
+
+    @property
+    def articles(self) -> tuple[ArticleText, ArticleText]:
+        return (self.a, self.b)
+
+    def other(self, article: ArticleText) -> ArticleText:
+        return self.b if article.ref == self.a.ref else self.a
+
+
+PairCheck = Callable[[ConflictPair, dt.date], bool]
+PairDecision = Callable[[ConflictPair, dt.date], "str | None"]
+PairReason = Callable[[ConflictPair, dt.date], str]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule. `condition` and `resolution` are the words shown on the Rules page; executable rules
+    also carry the code that evaluates them (`applies` / `resolve` call it)."""
+
+    id: str
+    type: str  # a conflict type, or "*" for every type
+    condition: str
+    resolution: str
+    origin: str = "executable"  # executable | induced | manual
+    kind: str = "executable"  # executable | textual
+    priority: int = 50
+    coverage: float | None = None  # from the Observer's last validation, when there was one
+    support: float | None = None
+    condition_check: PairCheck | None = field(default=None, compare=False, repr=False)
+    resolution_pick: PairDecision | None = field(default=None, compare=False, repr=False)
+    reason: PairReason | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"rule {self.id}: origin must be one of {ORIGINS}, not {self.origin!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"rule {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.kind == "executable" and (self.condition_check is None or self.resolution_pick is None):
+            raise ValueError(f"rule {self.id}: an executable rule needs condition_check and resolution_pick")
+
+    @property
+    def is_executable(self) -> bool:
+        return self.kind == "executable"
+
+    def matches_type(self, conflict_type: str) -> bool:
+        return self.type == ANY_TYPE or self.type == conflict_type
+
+    def applies(self, pair: ConflictPair, now: dt.date) -> bool:
+        """Type and Condition hold (textual rules cannot be evaluated in code: never)."""
+        if not self.is_executable or not self.matches_type(pair.type):
+            return False
+        return bool(self.condition_check(pair, now))
+
+    def resolve(self, pair: ConflictPair, now: dt.date) -> str | None:
+        """The winning ref by this rule's Resolution, or None when it cannot tell."""
+        if not self.applies(pair, now):
+            return None
+        winner = self.resolution_pick(pair, now)
+        return winner if winner in pair.refs else None
+
+    def because(self, pair: ConflictPair, now: dt.date) -> str:
+        """Why the rule decided as it did on this pair, in words for the reviewer."""
+        if self.reason is not None:
+            return self.reason(pair, now)
+        return self.resolution
+
+    def with_stats(self, *, coverage: float, support: float) -> "Rule":
+        return dataclasses.replace(self, coverage=coverage, support=support)
+
+
+# --- facts about one article that the rules share --------------------------------------------
+
+_OFFICIAL_TITLE = re.compile(r"\b(?:polic(?:y|ies)|terms|conditions)\b", re.IGNORECASE)
+
+
+def is_official_document(article: ArticleText) -> bool:
+    """A PDF, or a page titled as a policy / terms: documents a business issues deliberately."""
+    return article.source == "pdf" or bool(_OFFICIAL_TITLE.search(article.title))
+
+
+def full_text(article: ArticleText) -> str:
+    # Titles often carry the effective date ("Price List (valid from 1 February 2026)").
+    return f"{article.title}\n{article.body}"
+
+
+def explicit_effective_date(article: ArticleText, now: dt.date) -> dt.date | None:
+    return in_force_effective_date(full_text(article), now=now)
+
+
+def still_in_force(article: ArticleText, now: dt.date) -> bool:
+    """False when the text ends its own validity: "until <date>" after its effective date, already past.
+
+    An "until" before the effective date describes the previous state ("was $129 until 28 February")
+    and does not end this document.
+    """
+    effective = explicit_effective_date(article, now)
+    if effective is None:
+        return True
+    return not any(effective < end < now for end in end_dates(full_text(article)))
+
+
+def _fmt(date: dt.date | None) -> str:
+    return date.isoformat() if date else "no date"
+
+
+# --- explicit-past-statement-loses ----------------------------------------------------------
+
+_PAST_MARKERS = re.compile(
+    r"\b(?:previously|formerly|used\s+to|in\s+the\s+past|(?:was|were|had\s+been)\b[^.;]*\buntil)\b",
+    re.IGNORECASE,
+)
+
+
+def is_explicitly_past(snippet: str, now: dt.date) -> bool:
+    """The sentence itself says it describes the past ("until 2024", "previously", "we used to")."""
+    if _PAST_MARKERS.search(snippet):
+        return True
+    return any(end < now for end in end_dates(snippet))
+
+
+def _past_sides(pair: ConflictPair, now: dt.date) -> list[ArticleText] | None:
+    if not all(pair.snippets.get(article.ref) for article in pair.articles):
+        return None
+    return [article for article in pair.articles if is_explicitly_past(pair.snippets[article.ref], now)]
+
+
+def _past_applies(pair: ConflictPair, now: dt.date) -> bool:
+    past = _past_sides(pair, now)
+    return past is not None and len(past) == 1
+
+
+def _past_resolve(pair: ConflictPair, now: dt.date) -> str | None:
+    past = _past_sides(pair, now)
+    return pair.other(past[0]).ref if past and len(past) == 1 else None
+
+
+def _past_reason(pair: ConflictPair, now: dt.date) -> str:
+    past = _past_sides(pair, now) or []
+    if len(past) != 1:
+        return "neither or both statements are marked as past"
+    return f"{past[0].ref} states it as past (\"{pair.snippets[past[0].ref].strip()}\"), so {pair.other(past[0]).ref} is current"
+
+
+# --- official-effective-beats-newer-page -----------------------------------------------------
+
+def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
+    """The side that is an official document in force from an explicit date, while the other side is
+    a newer non-official page that gives no date of its own; None when the situation is not that."""
+    candidates = []
+    for official in pair.articles:
+        page = pair.other(official)
+        if not is_official_document(official) or is_official_document(page):
+            continue
+        if explicit_effective_date(official, now) is None or not still_in_force(official, now):
+            continue
+        if explicit_effective_date(page, now) is not None:
+            continue
+        if official.updated_at is None or page.updated_at is None or page.updated_at <= official.updated_at:
+            continue
+        candidates.append(official)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _official_applies(pair: ConflictPair, now: dt.date) -> bool:
+    return _official_in_force(pair, now) is not None
+
+
+def _official_resolve(pair: ConflictPair, now: dt.date) -> str | None:
+    official = _official_in_force(pair, now)
+    return official.ref if official else None
+
+
+def _official_reason(pair: ConflictPair, now: dt.date) -> str:
+    official = _official_in_force(pair, now)
+    if official is None:
+        return "no official document with an explicit effective date faces a newer undated page"
+    page = pair.other(official)
+    return (
+        f"{official.ref} (\"{official.title}\") is an official document in force since "
+        f"{_fmt(explicit_effective_date(official, now))}; {page.ref} is a newer {page.source} page "
+        f"(updated {_fmt(page.updated_at)}) that gives no effective date, so its differing statement "
+        f"is likely a stale copy"
+    )
+
+
+# --- explicit-effective-date-wins -------------------------------------------------------------
+
+def _reference_date(article: ArticleText, now: dt.date) -> dt.date | None:
+    return explicit_effective_date(article, now) or article.updated_at
+
+
+def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
+    return any(explicit_effective_date(article, now) is not None for article in pair.articles)
+
+
+def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
+    date_a, date_b = _reference_date(pair.a, now), _reference_date(pair.b, now)
+    if date_a is None or date_b is None or date_a == date_b:
+        return None
+    return pair.a.ref if date_a > date_b else pair.b.ref
+
+
+def _effective_reason(pair: ConflictPair, now: dt.date) -> str:
+    parts = []
+    for article in pair.articles:
+        explicit = explicit_effective_date(article, now)
+        if explicit is not None:
+            parts.append(f"{article.ref} is in force from {_fmt(explicit)} (stated in its text)")
+        else:
+            parts.append(f"{article.ref} states no effective date (updated {_fmt(article.updated_at)})")
+    return "; ".join(parts)
+
+
+# --- newer-content-date-wins ------------------------------------------------------------------
+
+def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
+    return pair.a.updated_at is not None and pair.b.updated_at is not None and pair.a.updated_at != pair.b.updated_at
+
+
+def _newer_resolve(pair: ConflictPair, now: dt.date) -> str | None:
+    if not _newer_applies(pair, now):
+        return None
+    return pair.a.ref if pair.a.updated_at > pair.b.updated_at else pair.b.ref
+
+
+def _newer_reason(pair: ConflictPair, now: dt.date) -> str:
+    return f"{pair.a.ref} updated {_fmt(pair.a.updated_at)}, {pair.b.ref} updated {_fmt(pair.b.updated_at)}"
+
+
+EXPLICIT_PAST_STATEMENT_LOSES = Rule(
+    id="explicit-past-statement-loses",
+    type=ANY_TYPE,
+    condition="exactly one of the two conflicting statements is explicitly about the past "
+    "(\"until <past date>\", \"previously\", \"we used to\")",
+    resolution="the statement that is not marked as past wins",
+    priority=10,
+    condition_check=_past_applies,
+    resolution_pick=_past_resolve,
+    reason=_past_reason,
+)
+
+OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE = Rule(
+    id="official-effective-beats-newer-page",
+    type=ANY_TYPE,
+    condition="one side is an official document (a PDF, or titled policy/terms) in force from an explicit "
+    "effective date, the other a newer web/faq page that gives no effective date",
+    resolution="the official document wins; the newer page is likely a careless copy of old values",
+    priority=20,
+    condition_check=_official_applies,
+    resolution_pick=_official_resolve,
+    reason=_official_reason,
+)
+
+EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
+    id="explicit-effective-date-wins",
+    type=ANY_TYPE,
+    condition="at least one side states an explicit effective date (effective / as of / from / since <date>) "
+    "that is not in the future",
+    resolution="compare each side's most recent stated effective date (or, if it states none, its update "
+    "date); the later one wins, equal dates cannot tell",
+    priority=30,
+    condition_check=_effective_applies,
+    resolution_pick=_effective_resolve,
+    reason=_effective_reason,
+)
+
+NEWER_CONTENT_DATE_WINS = Rule(
+    id="newer-content-date-wins",
+    type=ANY_TYPE,
+    condition="both sides have an update date and the dates differ",
+    resolution="the more recently updated article wins",
+    priority=40,
+    condition_check=_newer_applies,
+    resolution_pick=_newer_resolve,
+    reason=_newer_reason,
+)
+
+
+def executable_rules() -> list[Rule]:
+    """The shared executable templates, in priority order."""
+    return [
+        EXPLICIT_PAST_STATEMENT_LOSES,
+        OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE,
+        EXPLICIT_EFFECTIVE_DATE_WINS,
+        NEWER_CONTENT_DATE_WINS,
+    ]

@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from articles.models import KnowledgeBase
+from articles.selectors import search
+
+
+class Command(BaseCommand):
+    help = "Print the top hybrid-search results for a question."
+
+    def add_arguments(self, parser):
+        parser.add_argument("question")
+        parser.add_argument("--kb", help="knowledge base slug (default: the only one)")
+        parser.add_argument("--limit", type=int, default=5)
+
+    def handle(self, *args, **options):
+        kbs = KnowledgeBase.objects.all()
+        if options["kb"]:
+            kbs = kbs.filter(slug=options["kb"])
+        if kbs.count() != 1:
+            raise CommandError("Name the knowledge base with --kb SLUG" if kbs.count() else "No such knowledge base")
+        for i, hit in enumerate(search(knowledge_base=kbs.get(), question=options["question"], limit=options["limit"]), 1):
+            snippet = hit.chunk_text.replace("\n", " ")[:160]
+            self.stdout.write(f"{i}. [{hit.external_ref}] {hit.title}  (score {hit.score:.4f})\n   {snippet}")

@@ -1,0 +1,146 @@
+"""Reads of the knowledge base. Every selector takes the knowledge base, so isolation is the default."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
+from pgvector.django import CosineDistance
+
+from articles.embeddings import embed_text
+from articles.models import Article, ArticleStatus, ArticleVersion, Chunk, KnowledgeBase
+
+RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very first ranks
+CANDIDATES_PER_RANKER = 40
+_WORD = re.compile(r"[A-Za-z0-9€$£%]+(?:['’.-][A-Za-z0-9]+)*")
+
+
+@dataclass
+class SearchHit:
+    article_id: int
+    external_ref: str
+    title: str
+    source_type: str
+    version_id: int
+    chunk_id: int
+    chunk_text: str
+    score: float
+    vector_rank: int | None = None
+    text_rank: int | None = None
+    similarity: float | None = None
+    chunks: list[str] = field(default_factory=list)
+
+
+def article_list(*, knowledge_base: KnowledgeBase, include_deleted: bool = False, query: str = "") -> QuerySet:
+    articles = Article.objects.filter(knowledge_base=knowledge_base).select_related("current_version")
+    if not include_deleted:
+        articles = articles.filter(status=ArticleStatus.ACTIVE)
+    if query:
+        articles = articles.filter(Q(title__icontains=query) | Q(external_ref__icontains=query))
+    return articles.order_by("title")
+
+
+def article_get(*, knowledge_base: KnowledgeBase, article_id: int) -> Article:
+    return Article.objects.select_related("current_version").get(knowledge_base=knowledge_base, pk=article_id)
+
+
+def articles_by_ref(*, knowledge_base: KnowledgeBase, refs: list[str]) -> dict[str, Article]:
+    articles = Article.objects.filter(knowledge_base=knowledge_base, external_ref__in=refs).select_related(
+        "current_version"
+    )
+    return {a.external_ref: a for a in articles}
+
+
+def article_versions(*, article: Article) -> QuerySet:
+    return ArticleVersion.objects.filter(article=article).select_related("author").order_by("-number")
+
+
+def stale_articles(*, knowledge_base: KnowledgeBase) -> QuerySet:
+    """Active articles whose index lags their current version, and deleted ones still indexed."""
+    active_stale = Q(status=ArticleStatus.ACTIVE) & (
+        Q(indexed_version__isnull=True) | ~Q(indexed_version=F("current_version"))
+    )
+    deleted_indexed = Q(status=ArticleStatus.DELETED, indexed_version__isnull=False)
+    return Article.objects.filter(knowledge_base=knowledge_base).filter(active_stale | deleted_indexed).order_by("pk")
+
+
+def _vector_candidates(*, knowledge_base: KnowledgeBase, vector, limit: int, exact: bool) -> list[tuple[int, float]]:
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if exact:
+                # Force a sequential scan: the ground truth the HNSW path is measured against.
+                cursor.execute("SET LOCAL enable_indexscan = off")
+            else:
+                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, limit)])
+                # Filtering by knowledge base after an approximate scan could leave too few rows.
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = (
+            Chunk.objects.filter(knowledge_base=knowledge_base)
+            .annotate(distance=CosineDistance("embedding", vector))
+            .order_by("distance")
+            .values_list("pk", "distance")[:limit]
+        )
+        return sorted(rows, key=lambda row: row[1])
+
+
+def _text_candidates(*, knowledge_base: KnowledgeBase, question: str, limit: int) -> list[int]:
+    words = _WORD.findall(question)
+    if not words:
+        return []
+    # Any word may match (OR): a question rarely shares all its words with the answer.
+    query = SearchQuery(" or ".join(words), search_type="websearch", config="english")
+    return list(
+        Chunk.objects.filter(knowledge_base=knowledge_base, search_vector=query)
+        .annotate(rank=SearchRank(F("search_vector"), query))
+        .order_by("-rank", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def search(
+    *, knowledge_base: KnowledgeBase, question: str, limit: int | None = None, exact_vectors: bool = False
+) -> list[SearchHit]:
+    """Hybrid retrieval: pgvector cosine and full text, fused by reciprocal rank, one hit per article."""
+    limit = limit or settings.SEARCH_RESULTS
+    vector = embed_text(question)
+    vector_rows = _vector_candidates(
+        knowledge_base=knowledge_base, vector=vector, limit=CANDIDATES_PER_RANKER, exact=exact_vectors
+    )
+    text_ids = _text_candidates(knowledge_base=knowledge_base, question=question, limit=CANDIDATES_PER_RANKER)
+    scores: dict[int, float] = {}
+    vector_rank = {chunk_id: i + 1 for i, (chunk_id, _) in enumerate(vector_rows)}
+    similarity = {chunk_id: 1.0 - distance for chunk_id, distance in vector_rows}
+    text_rank = {chunk_id: i + 1 for i, chunk_id in enumerate(text_ids)}
+    for ranking in (vector_rank, text_rank):
+        for chunk_id, rank in ranking.items():
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    chunks = Chunk.objects.filter(pk__in=scores, article__status=ArticleStatus.ACTIVE).select_related("article")
+    by_article: dict[int, SearchHit] = {}
+    for chunk in sorted(chunks, key=lambda c: (-scores[c.pk], c.pk)):
+        hit = by_article.get(chunk.article_id)
+        if hit is None:
+            by_article[chunk.article_id] = SearchHit(
+                article_id=chunk.article_id,
+                external_ref=chunk.article.external_ref,
+                title=chunk.article.title,
+                source_type=chunk.article.source_type,
+                version_id=chunk.version_id,
+                chunk_id=chunk.pk,
+                chunk_text=chunk.text,
+                score=scores[chunk.pk],
+                vector_rank=vector_rank.get(chunk.pk),
+                text_rank=text_rank.get(chunk.pk),
+                similarity=similarity.get(chunk.pk),
+                chunks=[chunk.text],
+            )
+        else:
+            hit.chunks.append(chunk.text)
+    return list(by_article.values())[:limit]
+
+
+def vector_search_ids(*, knowledge_base: KnowledgeBase, question_vector, limit: int, exact: bool) -> list[int]:
+    """Chunk ids nearest to a vector; the benchmark compares the HNSW path with the exact one."""
+    return [pk for pk, _ in _vector_candidates(knowledge_base=knowledge_base, vector=question_vector, limit=limit, exact=exact)]

@@ -1,0 +1,411 @@
+"""Every write to the knowledge base. Each state change writes its audit row in the same transaction."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.postgres.search import SearchVector
+from django.db import transaction
+from django.db.models import Value
+from django.utils import timezone
+
+from articles.chunking import chunk_body
+from articles.embeddings import embed_texts
+from articles.ingest import IngestError, ParsedArticle, parse_path
+from articles.models import (
+    Article,
+    ArticleAudit,
+    ArticleAuditAction,
+    ArticleStatus,
+    ArticleVersion,
+    Chunk,
+    IndexSyncJob,
+    KnowledgeBase,
+    SyncStatus,
+    VersionReason,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class StaleVersionError(Exception):
+    """The article changed since the version the caller edited from; nothing was written."""
+
+    def __init__(self, article: Article, expected_version_id: int | None):
+        self.article = article
+        self.expected_version_id = expected_version_id
+        super().__init__(
+            f"Article {article.external_ref} was changed by someone else since you opened it "
+            f"(you edited version id {expected_version_id}, the current one is {article.current_version_id}). "
+            "Reload it and apply your change again."
+        )
+
+
+class ArticleInputError(ValueError):
+    """Input for an article write that cannot be stored (e.g. an empty body)."""
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    chunks_indexed: int = 0
+
+
+def content_hash(*, title: str, body: str, updated_at: dt.date | None) -> str:
+    payload = "\x1f".join([title.strip(), body.strip(), updated_at.isoformat() if updated_at else ""])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def knowledge_base_get_or_create(*, slug: str, name: str | None = None, description: str = "") -> KnowledgeBase:
+    kb, _ = KnowledgeBase.objects.get_or_create(
+        slug=slug, defaults={"name": name or slug.replace("-", " ").title(), "description": description}
+    )
+    return kb
+
+
+def _audit(*, article: Article, action: str, actor=None, version: ArticleVersion | None = None, **detail) -> None:
+    ArticleAudit.objects.create(
+        knowledge_base_id=article.knowledge_base_id,
+        article=article,
+        version=version,
+        action=action,
+        actor=actor,
+        detail=detail,
+    )
+
+
+def _version_write(
+    *,
+    article: Article,
+    title: str,
+    body: str,
+    updated_at: dt.date | None,
+    reason: str,
+    actor=None,
+    note: str = "",
+) -> ArticleVersion:
+    """Append a version and make it current. Caller holds the article's row lock (or just created it)."""
+    body = body.strip()
+    title = title.strip()
+    if not body:
+        raise ArticleInputError(f"Article {article.external_ref}: the body is empty.")
+    if not title:
+        raise ArticleInputError(f"Article {article.external_ref}: the title is empty.")
+    last_number = article.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    version = ArticleVersion.objects.create(
+        article=article,
+        number=last_number + 1,
+        title=title,
+        body=body,
+        content_hash=content_hash(title=title, body=body, updated_at=updated_at),
+        updated_at=updated_at,
+        reason=reason,
+        author=actor,
+        note=note,
+    )
+    article.current_version = version
+    article.title = title
+    article.save(update_fields=["current_version", "title", "modified_at"])
+    _audit(article=article, action=ArticleAuditAction.NEW_VERSION, actor=actor, version=version, reason=reason, note=note)
+    return version
+
+
+def article_upsert(
+    *,
+    knowledge_base: KnowledgeBase,
+    parsed: ParsedArticle,
+    actor=None,
+) -> tuple[Article, str]:
+    """Create or update one article from parsed input. Returns (article, "created" | "updated" | "unchanged")."""
+    article = (
+        Article.objects.select_for_update(of=("self",))
+        .select_related("current_version")
+        .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
+        .first()
+    )
+    if article is None:
+        article = Article.objects.create(
+            knowledge_base=knowledge_base,
+            external_ref=parsed.ref,
+            title=parsed.title,
+            source_type=parsed.source,
+            source_uri=parsed.source_uri,
+        )
+        _audit(article=article, action=ArticleAuditAction.CREATE, actor=actor, location=parsed.location)
+        _version_write(
+            article=article,
+            title=parsed.title,
+            body=parsed.body,
+            updated_at=parsed.updated_at,
+            reason=VersionReason.IMPORT,
+            actor=actor,
+        )
+        return article, "created"
+    new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
+    metadata_changed = (article.source_type, article.source_uri) != (parsed.source, parsed.source_uri)
+    if metadata_changed:
+        article.source_type, article.source_uri = parsed.source, parsed.source_uri
+        article.save(update_fields=["source_type", "source_uri", "modified_at"])
+    if article.current_version and article.current_version.content_hash == new_hash:
+        return article, "updated" if metadata_changed else "unchanged"
+    _version_write(
+        article=article,
+        title=parsed.title,
+        body=parsed.body,
+        updated_at=parsed.updated_at,
+        reason=VersionReason.IMPORT,
+        actor=actor,
+    )
+    return article, "updated"
+
+
+def articles_import(
+    *, knowledge_base: KnowledgeBase, parsed: list[ParsedArticle], actor=None, reindex: bool = True
+) -> ImportReport:
+    """Import parsed articles all-or-nothing, then bring the index up to date for what changed."""
+    seen: dict[str, ParsedArticle] = {}
+    for item in parsed:
+        if item.ref in seen:
+            raise IngestError(
+                Path(item.location.split(" ")[0]),
+                item.location,
+                f"duplicate ref {item.ref!r} (also at {seen[item.ref].location})",
+            )
+        seen[item.ref] = item
+    report = ImportReport()
+    with transaction.atomic():
+        for item in parsed:
+            try:
+                _, outcome = article_upsert(knowledge_base=knowledge_base, parsed=item, actor=actor)
+            except ArticleInputError as exc:
+                raise IngestError(Path(item.location.split(" ")[0]), item.location, str(exc)) from exc
+            getattr(report, outcome).append(item.ref)
+    if reindex:
+        report.chunks_indexed = index_resync(knowledge_base=knowledge_base)
+    return report
+
+
+def articles_import_paths(
+    *, knowledge_base: KnowledgeBase, paths: Iterable[Path], actor=None, reindex: bool = True
+) -> ImportReport:
+    """Parse every file first (any error aborts before a write), then import in one transaction."""
+    parsed: list[ParsedArticle] = []
+    for path in paths:
+        parsed.extend(parse_path(Path(path)))
+    return articles_import(knowledge_base=knowledge_base, parsed=parsed, actor=actor, reindex=reindex)
+
+
+def _lock_current(*, article_id: int, expected_version_id: int | None) -> Article:
+    article = Article.objects.select_for_update().get(pk=article_id)
+    if expected_version_id is not None and article.current_version_id != expected_version_id:
+        raise StaleVersionError(article, expected_version_id)
+    return article
+
+
+def article_edit(
+    *,
+    article: Article,
+    expected_version_id: int | None,
+    body: str,
+    title: str | None = None,
+    updated_at: dt.date | None = None,
+    actor=None,
+    reason: str = VersionReason.EDIT,
+    note: str = "",
+) -> ArticleVersion:
+    """Write a new version from `expected_version_id`; refuses (StaleVersionError) if that is no longer current.
+
+    The content date becomes today's unless given: an edit is a statement made now.
+    """
+    with transaction.atomic():
+        locked = _lock_current(article_id=article.pk, expected_version_id=expected_version_id)
+        current = locked.current_version
+        new_title = (title or current.title).strip()
+        new_date = updated_at or timezone.localdate()
+        if current and content_hash(title=new_title, body=body, updated_at=current.updated_at) == current.content_hash:
+            return current  # nothing changed; no empty version
+        return _version_write(
+            article=locked, title=new_title, body=body, updated_at=new_date, reason=reason, actor=actor, note=note
+        )
+
+
+def article_delete(*, article: Article, expected_version_id: int | None = None, actor=None, note: str = "") -> Article:
+    """Soft delete: the article leaves retrieval at once and can be restored with its history."""
+    with transaction.atomic():
+        locked = _lock_current(article_id=article.pk, expected_version_id=expected_version_id)
+        if locked.status == ArticleStatus.DELETED:
+            return locked
+        locked.status = ArticleStatus.DELETED
+        locked.save(update_fields=["status", "modified_at"])
+        _audit(article=locked, action=ArticleAuditAction.DELETE, actor=actor, note=note)
+        _unindex(article=locked)
+    return locked
+
+
+def article_restore(*, article: Article, actor=None, note: str = "") -> Article:
+    """Bring a soft-deleted article back into retrieval."""
+    with transaction.atomic():
+        locked = Article.objects.select_for_update().get(pk=article.pk)
+        if locked.status == ArticleStatus.ACTIVE:
+            return locked
+        locked.status = ArticleStatus.ACTIVE
+        locked.save(update_fields=["status", "modified_at"])
+        _audit(article=locked, action=ArticleAuditAction.RESTORE, actor=actor, note=note)
+    article_reindex(article_id=locked.pk)
+    return locked
+
+
+def article_version_restore(
+    *, article: Article, version: ArticleVersion, expected_version_id: int | None, actor=None
+) -> ArticleVersion:
+    """Make an old version's text current again, as a new version (history is never rewritten)."""
+    if version.article_id != article.pk:
+        raise ArticleInputError("That version belongs to another article.")
+    with transaction.atomic():
+        locked = _lock_current(article_id=article.pk, expected_version_id=expected_version_id)
+        new_version = _version_write(
+            article=locked,
+            title=version.title,
+            body=version.body,
+            updated_at=version.updated_at,
+            reason=VersionReason.RESTORE,
+            actor=actor,
+            note=f"restored from v{version.number}",
+        )
+    article_reindex(article_id=article.pk)
+    return new_version
+
+
+# --- index sync ---------------------------------------------------------------------------------
+
+
+def _unindex(*, article: Article) -> None:
+    Chunk.objects.filter(article_id=article.pk).delete()
+    Article.objects.filter(pk=article.pk).update(indexed_version=None)
+
+
+def _index_batch(article_ids: list[int]) -> int:
+    """Embed the current versions of these articles, then swap their chunks in one transaction each.
+
+    Embedding (the slow part) happens outside any lock; an article changed meanwhile is skipped here,
+    because the change that made it stale will index it itself.
+    """
+    articles = list(
+        Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
+    )
+    planned: list[tuple[Article, list[str]]] = []
+    for article in articles:
+        if article.status != ArticleStatus.ACTIVE or article.current_version is None:
+            with transaction.atomic():
+                _unindex(article=article)
+            continue
+        planned.append((article, chunk_body(article.current_version.body)))
+    texts = [f"{a.current_version.title}\n{t}" for a, pieces in planned for t in pieces]
+    vectors = embed_texts(texts)
+    written, offset = 0, 0
+    for article, pieces in planned:
+        version = article.current_version
+        article_vectors = vectors[offset : offset + len(pieces)]
+        offset += len(pieces)
+        with transaction.atomic():
+            locked = Article.objects.select_for_update().filter(pk=article.pk).first()
+            if locked is None or locked.current_version_id != version.id or locked.status != ArticleStatus.ACTIVE:
+                continue
+            Chunk.objects.filter(article_id=article.pk).delete()
+            Chunk.objects.bulk_create(
+                Chunk(
+                    knowledge_base_id=article.knowledge_base_id,
+                    article_id=article.pk,
+                    version=version,
+                    ordinal=i,
+                    text=text,
+                    embedding=vector,
+                )
+                for i, (text, vector) in enumerate(zip(pieces, article_vectors))
+            )
+            Chunk.objects.filter(version=version).update(
+                search_vector=SearchVector(Value(version.title), weight="A", config="english")
+                + SearchVector("text", weight="B", config="english")
+            )
+            Article.objects.filter(pk=article.pk).update(indexed_version=version)
+            written += len(pieces)
+    return written
+
+
+def article_reindex(*, article_id: int) -> int:
+    """Synchronously bring one article's chunks in line with its current version (or remove them).
+
+    This is what makes a reviewer's fix reach retrieval before their request returns.
+    """
+    return _index_batch([article_id])
+
+
+def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
+    from articles.selectors import stale_articles
+
+    return list(stale_articles(knowledge_base=knowledge_base).values_list("pk", flat=True))
+
+
+def index_resync(
+    *,
+    knowledge_base: KnowledgeBase,
+    full: bool = False,
+    batch_size: int = 64,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Re-embed what is stale (or everything with `full`). Returns the number of chunks written."""
+    if full:
+        ids = list(
+            Article.objects.filter(knowledge_base=knowledge_base).order_by("pk").values_list("pk", flat=True)
+        )
+    else:
+        ids = stale_article_ids(knowledge_base=knowledge_base)
+    total, written = len(ids), 0
+    if on_progress:
+        on_progress(0, total)
+    for start in range(0, total, batch_size):
+        batch = ids[start : start + batch_size]
+        written += _index_batch(batch)
+        if on_progress:
+            on_progress(min(start + batch_size, total), total)
+    return written
+
+
+def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
+    """Record a re-sync request and enqueue it once the request's transaction commits."""
+    from articles.tasks import run_index_sync_job
+
+    with transaction.atomic():
+        job = IndexSyncJob.objects.create(knowledge_base=knowledge_base, full=full, requested_by=actor)
+        transaction.on_commit(lambda: run_index_sync_job.delay(job.pk))
+    return job
+
+
+def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
+    """Run a queued job, reporting progress as it goes. A finished job is left alone (idempotent)."""
+    with transaction.atomic():
+        job = IndexSyncJob.objects.select_for_update().get(pk=job_id)
+        if job.status in (SyncStatus.DONE, SyncStatus.FAILED):
+            return job
+        job.status = SyncStatus.RUNNING
+        job.save(update_fields=["status"])
+
+    def report(done: int, total: int) -> None:
+        IndexSyncJob.objects.filter(pk=job_id).update(done=done, total=total)
+
+    try:
+        index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report)
+    except Exception as exc:
+        IndexSyncJob.objects.filter(pk=job_id).update(
+            status=SyncStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
+        )
+        raise
+    IndexSyncJob.objects.filter(pk=job_id).update(status=SyncStatus.DONE, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,139 @@
+import json
+
+import pytest
+
+from articles.ingest import IngestError
+from articles.models import Article, ArticleAudit, ArticleStatus, ArticleVersion, Chunk
+from articles.selectors import stale_articles
+from articles.services import (
+    StaleVersionError,
+    article_delete,
+    article_edit,
+    article_restore,
+    article_version_restore,
+    articles_import_paths,
+    index_resync,
+)
+from tests.factories import make_article
+
+
+def write_json(path, items):
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path
+
+
+FAQ = [
+    {"ref": "faq-refund", "question": "Can I get a refund?", "answer": "Tickets are refundable up to 24 hours before departure.", "updated_at": "2026-01-10"},
+    {"ref": "faq-pets", "question": "Can I bring my dog?", "answer": "Dogs travel free on the outer deck when kept on a lead."},
+]
+
+
+@pytest.mark.django_db
+def test_import_creates_articles_versions_chunks_and_audit(kb, tmp_path):
+    report = articles_import_paths(knowledge_base=kb, paths=[write_json(tmp_path / "faq.json", FAQ)])
+    assert sorted(report.created) == ["faq-pets", "faq-refund"]
+    article = Article.objects.get(knowledge_base=kb, external_ref="faq-refund")
+    assert article.current_version.number == 1
+    assert article.current_version.updated_at.isoformat() == "2026-01-10"
+    assert article.indexed_version_id == article.current_version_id
+    assert Chunk.objects.filter(article=article).count() >= 1
+    assert ArticleAudit.objects.filter(article=article, action="create").count() == 1
+
+
+@pytest.mark.django_db
+def test_reimport_is_idempotent_and_changes_make_one_new_version(kb, tmp_path):
+    path = write_json(tmp_path / "faq.json", FAQ)
+    articles_import_paths(knowledge_base=kb, paths=[path])
+    again = articles_import_paths(knowledge_base=kb, paths=[path])
+    assert again.created == [] and again.updated == []
+    assert sorted(again.unchanged) == ["faq-pets", "faq-refund"]
+    assert ArticleVersion.objects.filter(article__knowledge_base=kb).count() == 2
+
+    changed = [dict(FAQ[0], answer="Tickets are refundable up to 48 hours before departure."), FAQ[1]]
+    report = articles_import_paths(knowledge_base=kb, paths=[write_json(path, changed)])
+    assert report.updated == ["faq-refund"]
+    article = Article.objects.get(knowledge_base=kb, external_ref="faq-refund")
+    assert article.current_version.number == 2
+    assert article.versions.count() == 2
+
+
+@pytest.mark.django_db
+def test_bad_file_rolls_back_the_whole_import(kb, tmp_path):
+    good = write_json(tmp_path / "a.json", FAQ)
+    bad = tmp_path / "b.csv"
+    bad.write_text("ref,title\nx,Only a title\n", encoding="utf-8")
+    with pytest.raises(IngestError) as excinfo:
+        articles_import_paths(knowledge_base=kb, paths=[good, bad])
+    assert "b.csv" in str(excinfo.value)
+    assert not Article.objects.filter(knowledge_base=kb).exists()
+
+
+@pytest.mark.django_db
+def test_duplicate_refs_across_files_are_refused_and_nothing_written(kb, tmp_path):
+    first = write_json(tmp_path / "a.json", FAQ[:1])
+    second = write_json(tmp_path / "b.json", FAQ[:1])
+    with pytest.raises(IngestError, match="duplicate ref 'faq-refund'"):
+        articles_import_paths(knowledge_base=kb, paths=[first, second])
+    assert not Article.objects.filter(knowledge_base=kb).exists()
+
+
+@pytest.mark.django_db
+def test_same_ref_in_two_knowledge_bases_is_two_articles(kb, other_kb):
+    a = make_article(kb, "faq-x", "Parking costs 5 euros.", index=False)
+    b = make_article(other_kb, "faq-x", "Parking is free.", index=False)
+    assert a.pk != b.pk
+    assert Article.objects.filter(external_ref="faq-x").count() == 2
+
+
+@pytest.mark.django_db
+def test_edit_writes_new_version_and_refuses_stale_edits(kb):
+    article = make_article(kb, "faq-hours", "Open 9 am to 5 pm.")
+    v1 = article.current_version_id
+    v2 = article_edit(article=article, expected_version_id=v1, body="Open 8 am to 6 pm.", note="new hours")
+    assert v2.number == 2 and v2.reason == "edit"
+    with pytest.raises(StaleVersionError, match="changed by someone else"):
+        article_edit(article=article, expected_version_id=v1, body="Open 10 am to 4 pm.")
+    article.refresh_from_db()
+    assert article.current_version.body == "Open 8 am to 6 pm."
+    assert ArticleAudit.objects.filter(article=article, action="new_version").count() == 2
+
+
+@pytest.mark.django_db
+def test_soft_delete_removes_from_index_and_restore_brings_it_back(kb):
+    article = make_article(kb, "faq-lockers", "Lockers cost 3 euros per day.")
+    article_delete(article=article, note="obsolete")
+    article.refresh_from_db()
+    assert article.status == ArticleStatus.DELETED
+    assert not Chunk.objects.filter(article=article).exists()
+    assert article.versions.count() == 1  # history kept
+    article_restore(article=article)
+    article.refresh_from_db()
+    assert article.status == ArticleStatus.ACTIVE
+    assert Chunk.objects.filter(article=article, version=article.current_version).exists()
+    actions = list(ArticleAudit.objects.filter(article=article).values_list("action", flat=True))
+    assert "delete" in actions and "restore" in actions
+
+
+@pytest.mark.django_db
+def test_version_restore_is_a_new_version_with_old_text(kb):
+    article = make_article(kb, "faq-wifi", "Wi-Fi is free on board.")
+    first = article.current_version
+    article_edit(article=article, expected_version_id=first.pk, body="Wi-Fi costs 2 euros.")
+    article.refresh_from_db()
+    restored = article_version_restore(article=article, version=first, expected_version_id=article.current_version_id)
+    assert restored.number == 3 and restored.body == first.body and restored.reason == "restore"
+
+
+@pytest.mark.django_db
+def test_incremental_resync_touches_only_changed_articles(kb):
+    a = make_article(kb, "faq-a", "Bikes travel free on all routes.")
+    b = make_article(kb, "faq-b", "Cars must check in 30 minutes before departure.")
+    chunk_ids_b = set(Chunk.objects.filter(article=b).values_list("pk", flat=True))
+    article_edit(article=a, expected_version_id=a.current_version_id, body="Bikes cost 4 euros on all routes.")
+    assert list(stale_articles(knowledge_base=kb).values_list("external_ref", flat=True)) == ["faq-a"]
+    progress = []
+    index_resync(knowledge_base=kb, on_progress=lambda done, total: progress.append((done, total)))
+    assert progress[-1] == (1, 1)
+    assert set(Chunk.objects.filter(article=b).values_list("pk", flat=True)) == chunk_ids_b  # untouched
+    assert not stale_articles(knowledge_base=kb).exists()
+    assert Chunk.objects.get(article=a).text == "Bikes cost 4 euros on all routes."

@@ -1,0 +1,1 @@
+"""Test helpers shared across apps (the scripted LLM server, ...)."""

@@ -1,0 +1,263 @@
+"""A real OpenAI-compatible chat-completions server on loopback, scripted per test or benchmark.
+
+Real HTTP, real `openai` client, real JSON: only the model is scripted. Each POST to
+/v1/chat/completions takes the next behaviour from a queue (`push`), or asks a `respond(request)`
+callback when the queue is empty; with neither, it answers HTTP 500 "script exhausted", so an
+unexpected call is visible. Every request body is recorded in `requests`.
+
+Use in tests through the `scripted_llm` fixture (registered with
+`pytest_plugins = ["tests.support.scripted_llm"]`), or from a benchmark:
+
+    with ScriptedLLM(respond=my_callback, delay_s=0.05) as server:
+        config = server.config(timeout_s=2)
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """HTTP 200 with one choice per content. A dict/list content is sent as its JSON text, a str as is."""
+
+    contents: tuple[Any, ...]
+    logprobs: tuple[tuple[float, ...], ...] | None = None  # token logprobs per choice, sent when asked for
+    delay_s: float = 0.0
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class HTTPFailure:
+    status: int = 500
+    message: str = "scripted failure"
+    delay_s: float = 0.0
+
+
+Behaviour = Reply | HTTPFailure
+Respond = Callable[[dict], Any]  # request JSON -> content (dict or str) or a Behaviour
+
+
+def answer(content: Any, *, logprobs: list[float] | None = None, delay_s: float = 0.0) -> Reply:
+    """A valid reply whose message content is `content` (a dict is JSON-encoded)."""
+    return Reply(contents=(content,), logprobs=(tuple(logprobs),) if logprobs is not None else None, delay_s=delay_s)
+
+
+def samples(texts: list[str], *, logprobs: list[list[float]] | None = None) -> Reply:
+    """Several choices in one reply (for requests with n > 1)."""
+    return Reply(contents=tuple(texts), logprobs=tuple(tuple(lp) for lp in logprobs) if logprobs else None)
+
+
+def invalid_json(text: str = '{"pairs": [{"refs": ["a", ') -> Reply:
+    """A 200 reply whose content is not JSON (a truncated object by default)."""
+    return Reply(contents=(text,))
+
+
+def slow(seconds: float, content: Any = None) -> Reply:
+    """Waits `seconds` before answering (past the client's timeout, typically)."""
+    return Reply(contents=(content if content is not None else {"pairs": []},), delay_s=seconds)
+
+
+def http_error(status: int = 500, message: str = "scripted failure") -> HTTPFailure:
+    return HTTPFailure(status=status, message=message)
+
+
+def verdict(
+    a: str,
+    b: str,
+    *,
+    conflict: bool = True,
+    type: str = "price",  # noqa: A002 - the field's name in the schema
+    explanation: str = "scripted explanation",
+    snippets: dict[str, str] | None = None,
+) -> dict:
+    """One item of agents.llm_detector's answer schema. Invented refs / made-up quotes are just other arguments."""
+    return {
+        "refs": [a, b],
+        "explanation": explanation,
+        "conflict": conflict,
+        "type": type if conflict else "none",
+        "snippets": [{"ref": ref, "quote": quote} for ref, quote in (snippets or {}).items()],
+    }
+
+
+def verdicts(*items: dict) -> dict:
+    """The whole detection answer: {"pairs": [...]}."""
+    return {"pairs": list(items)}
+
+
+def message_text(request: dict, role: str) -> str:
+    """The concatenated text of the request's messages with `role` (system / user)."""
+    return "\n".join(
+        message.get("content") or "" for message in request.get("messages", []) if message.get("role") == role
+    )
+
+
+class ScriptedLLM:
+    def __init__(self, *, respond: Respond | None = None, delay_s: float = 0.0, model: str = "scripted-model") -> None:
+        self.respond = respond
+        self.delay_s = delay_s  # added to every response: a stand-in for model latency in benchmarks
+        self.model = model
+        self.requests: list[dict] = []
+        self._script: deque[Behaviour] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True  # a handler sleeping for a "slow" script must not block stop()
+        self._server.scripted = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> "ScriptedLLM":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers waiting out a delay
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "ScriptedLLM":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # --- scripting ---------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def push(self, *behaviours: Behaviour) -> "ScriptedLLM":
+        with self._lock:
+            self._script.extend(behaviours)
+        return self
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def config(self, **overrides: Any):
+        """An agents.llm.LLMConfig pointing here (json_schema mode, 5 s timeout unless overridden)."""
+        from agents.llm import LLMConfig
+
+        values: dict[str, Any] = {
+            "base_url": self.base_url, "api_key": "test-key", "model": self.model, "timeout_s": 5.0,
+            "json_mode": "json_schema",
+        }
+        values.update(overrides)
+        return LLMConfig(**values)
+
+    # --- serving -----------------------------------------------------------------------------
+    def _next_behaviour(self, request: dict) -> Behaviour:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+        if self.respond is not None:
+            produced = self.respond(request)
+            return produced if isinstance(produced, (Reply, HTTPFailure)) else answer(produced)
+        return HTTPFailure(status=500, message="script exhausted: no behaviour queued for this request")
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _completion(self, request: dict, reply: Reply) -> dict:
+        prompt_chars = sum(len(message.get("content") or "") for message in request.get("messages", []))
+        choices = []
+        completion_tokens = 0
+        for index, content in enumerate(reply.contents):
+            text = content if isinstance(content, str) else json.dumps(content)
+            completion_tokens += _rough_tokens(text)
+            logprobs = None
+            if request.get("logprobs") and reply.logprobs is not None and index < len(reply.logprobs):
+                logprobs = {
+                    "content": [
+                        {"token": f"t{position}", "logprob": value, "bytes": None, "top_logprobs": []}
+                        for position, value in enumerate(reply.logprobs[index])
+                    ],
+                    "refusal": None,
+                }
+            choices.append({
+                "index": index,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": reply.finish_reason,
+                "logprobs": logprobs,
+            })
+        prompt_tokens = _rough_tokens("x" * prompt_chars)
+        return {
+            "id": f"chatcmpl-scripted-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.model,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def _rough_tokens(text: str) -> int:
+    return max(1, len(text) // 4)  # the usual ~4 characters per token; good enough for ratios
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence per-request logging
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        scripted: ScriptedLLM = self.server.scripted  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        try:
+            request = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+            return
+        behaviour = scripted._next_behaviour(request)
+        scripted._wait(scripted.delay_s + behaviour.delay_s)
+        if isinstance(behaviour, HTTPFailure):
+            self._send(behaviour.status, {"error": {"message": behaviour.message, "type": "server_error"}})
+        else:
+            self._send(200, scripted._completion(request, behaviour))
+
+    def _send(self, status: int, payload: dict) -> None:
+        body = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timed out): nothing to tell it
+
+
+@pytest.fixture
+def scripted_llm():
+    """A started ScriptedLLM, stopped after the test."""
+    server = ScriptedLLM().start()
+    try:
+        yield server
+    finally:
+        server.stop()
