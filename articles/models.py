@@ -167,3 +167,32 @@ class IndexSyncJob(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.CheckConstraint(condition=models.Q(done__lte=models.F("total")), name="sync_done_le_total")]
+
+
+class Role(models.TextChoices):
+    """Roles are cumulative: a reviewer can do what a viewer can, ops what a reviewer can."""
+
+    VIEWER = "viewer", "Viewer"
+    REVIEWER = "reviewer", "Reviewer"
+    OPS = "ops", "Ops"
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.REVIEWER: 2, Role.OPS: 3}
+
+
+class Membership(models.Model):
+    """A staff member's role in one knowledge base."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "knowledge_base"], name="membership_unique"),
+            models.CheckConstraint(condition=models.Q(role__in=Role.values), name="membership_role_valid"),
+        ]
+
+    def allows(self, role: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]

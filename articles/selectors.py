@@ -112,12 +112,15 @@ def search(
     text_ids = _text_candidates(knowledge_base=knowledge_base, question=question, limit=CANDIDATES_PER_RANKER)
     scores: dict[int, float] = {}
     vector_rank = {chunk_id: i + 1 for i, (chunk_id, _) in enumerate(vector_rows)}
-    similarity = {chunk_id: 1.0 - distance for chunk_id, distance in vector_rows}
     text_rank = {chunk_id: i + 1 for i, chunk_id in enumerate(text_ids)}
     for ranking in (vector_rank, text_rank):
         for chunk_id, rank in ranking.items():
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
-    chunks = Chunk.objects.filter(pk__in=scores, article__status=ArticleStatus.ACTIVE).select_related("article")
+    chunks = (
+        Chunk.objects.filter(pk__in=scores, article__status=ArticleStatus.ACTIVE)
+        .select_related("article")
+        .annotate(distance=CosineDistance("embedding", vector))
+    )
     by_article: dict[int, SearchHit] = {}
     for chunk in sorted(chunks, key=lambda c: (-scores[c.pk], c.pk)):
         hit = by_article.get(chunk.article_id)
@@ -133,7 +136,7 @@ def search(
                 score=scores[chunk.pk],
                 vector_rank=vector_rank.get(chunk.pk),
                 text_rank=text_rank.get(chunk.pk),
-                similarity=similarity.get(chunk.pk),
+                similarity=1.0 - chunk.distance,
                 chunks=[chunk.text],
             )
         else:

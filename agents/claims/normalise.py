@@ -30,7 +30,7 @@ NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 MONEY_RE = re.compile(
     rf"(?P<sym>[€£$])\s?(?P<a>{NUM})|(?P<b>{NUM})\s?(?P<code>EUR|GBP|USD|euros?|pounds?|dollars?)\b", re.I)
 PER_RE = re.compile(
-    r"^\s*(?:/|per|a|an|each|for (?:the|a) (?:whole|full)?\s*)\s*(?:(?:bike|person|adult|item|order|visit)\s+(?:per\s+)?)?"
+    r"^\s*(?:/|per|a|an|each|for each(?: calendar)?|for (?:the|a) (?:whole|full)?\s*)\s*(?:(?:bike|person|adult|item|order|visit)\s+(?:per\s+)?)?"
     r"(?P<p>hour|day|week|month|year|mo|item|order|person|visit|night|km)\b", re.I)
 APPROX_RE = re.compile(r"\b(about|around|approximately|approx\.?|roughly|usually|typically|normally|some|nearly|almost|~)\s*$", re.I)
 WORDNUM = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
@@ -49,7 +49,7 @@ AGE_MAX_RE = re.compile(
 PHONE_RE = re.compile(r"(?<![\d\w])(?:\+?\d{1,3}[\s-])?(?:\(\d{2,5}\)\s?)?\d{2,5}(?:[\s-]\d{2,5}){1,3}(?![\d\w])")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL_RE = re.compile(r"\b(?:https?://)?(?:www\.)?[a-z0-9-]+\.(?:com|net|org|eu|co\.uk|io|de|fr)(?:/[\w/-]*)?", re.I)
-COUNT_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?(?P<u>TB|GB|MB|kg|km|lb|Mbps|items?|riders?|people|persons?|bikes?|nights?)\b")
+COUNT_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?(?P<u>TB|GB|kg|km|lb|items?|riders?|people|persons?|nights?)\b")
 PERCENT_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?%")
 MONTHS = "|".join(m.capitalize() for m in MONTH_NAMES)
 DATE_RE = re.compile(
@@ -88,6 +88,8 @@ def find_durations(sentence: str) -> list[Value]:
     out = []
     for m in DURATION_RE.finditer(sentence):
         unit = m.group("u").lower().rstrip("s")
+        if sentence[m.start("u") - 1] == "-" and not m.group("u").lower().endswith("s"):
+            continue  # "a 45-minute appointment", "12-month contract": a qualifier, not a claim
         if unit.startswith(("business", "working")):
             base, factor = "workday", 1.0
         else:

@@ -40,7 +40,8 @@ GENERIC_WORDS = set(
     amount rate rates day days hour hours week weeks month months year years time times minute minutes
     call line number phone tel telephone ring contact us email e-mail write reach open opening closed
     usually normally typically around approximately roughly about include includes included including
-    available whole full standard regular current currently new now today""".split()
+    available whole full standard regular current currently new now today
+    take takes taken use used give given bring tell go come see want know find ask help keep""".split()
 )
 
 DAY_NAMES = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -133,7 +134,7 @@ def content_tokens(text: str, *, drop_generic: bool = True) -> set[str]:
     out: set[str] = set()
     for w in WORD_RE.findall(normalise_phrases(text)):
         lw = w.lower()
-        if lw in STOPWORDS or lw.isdigit() or lw in DAY_NAMES or lw in MONTH_NAMES:
+        if lw in STOPWORDS or lw.isdigit() or lw in DAY_NAMES or lw in MONTH_NAMES or lw in NUMBER_WORDS:
             continue
         s = stem(lw)
         if s in STOPWORDS or len(s) < 2:

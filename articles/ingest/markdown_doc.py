@@ -52,8 +52,9 @@ def parse_markdown(path: Path) -> list[ParsedArticle]:
         post = frontmatter.loads(text, handler=_PlainYAMLHandler())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        # +2: marks count from 0 inside the block, which starts after the opening `---` line
-        location = f"front matter line {mark.line + 2}" if mark is not None else "front matter"
+        # The block handed to YAML starts at the end of the opening `---` line and marks count from 0,
+        # so mark.line + 1 is the line number in the file.
+        location = f"line {mark.line + 1}" if mark is not None else "front matter"
         raise IngestError(path, location, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     meta = post.metadata
     if not isinstance(meta, dict):

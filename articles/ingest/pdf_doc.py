@@ -41,6 +41,7 @@ _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi",
 _BULLET = re.compile(r"^(?:[•◦▪▫●○■□‣⁃·\x7f*-]|\d{1,3}[.)]|[a-z][.)])\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?:;)\]\"”]$")
 _PLACEHOLDER_TITLES = {"untitled", "(untitled)", "unknown", "(anonymous)"}
 
 # A line shorter than this share of the page's usual line length ends its paragraph: wrapped text fills
@@ -66,20 +67,30 @@ def _join_wrapped(left: str, right: str) -> str:
     return f"{left} {right}"
 
 
-def page_paragraphs(text: str) -> list[str]:
-    """Paragraphs of one page's extracted text: wrapped lines joined, list items kept one per line."""
+def page_lines(text: str) -> list[str]:
+    """Cleaned lines of one page's extracted text; "" marks a gap."""
     lines = [_clean_line(line) for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     # A lone page number at the top or bottom is furniture, not content.
     non_empty = [index for index, line in enumerate(lines) if line]
     for index in (non_empty[:1] + non_empty[-1:]) if len(non_empty) > 1 else []:
         if _PAGE_NUMBER.match(lines[index]):
             lines[index] = ""
+    return lines
 
-    lengths = sorted(len(line) for line in lines if line)
+
+def full_line_length(pages: list[list[str]]) -> int:
+    """Characters in a full line of this document: the longest line, or near it in a long document so one
+    stray wide line (a URL, a table row) does not make every ordinary line look short. Measured over the
+    whole document because a page with three lines says nothing about the text width."""
+    lengths = sorted(len(line) for lines in pages for line in lines if line)
     if not lengths:
-        return []
-    usual_length = lengths[min(len(lengths) - 1, int(len(lengths) * 0.8))]
-    short_below = usual_length * _SHORT_LINE_SHARE
+        return 0
+    return lengths[-1] if len(lengths) < 20 else lengths[int(len(lengths) * 0.95)]
+
+
+def page_paragraphs(lines: list[str], *, full_length: int) -> list[str]:
+    """Paragraphs of one page: wrapped lines joined, list items kept one per line."""
+    short_below = full_length * _SHORT_LINE_SHARE
 
     paragraphs: list[list[str]] = []
     current: list[str] = []
@@ -155,7 +166,7 @@ def parse_pdf(path: Path) -> list[ParsedArticle]:
     except Exception as exc:
         raise IngestError(path, None, f"unreadable PDF page tree: {exc}") from None
 
-    paragraphs: list[str] = []
+    page_texts: list[list[str]] = []
     for number, page in enumerate(pages, start=1):
         try:
             text, problems = _extract_page_text(page)
@@ -164,21 +175,25 @@ def parse_pdf(path: Path) -> list[ParsedArticle]:
         if problems:
             # Importing the rest would publish a policy with a page silently missing.
             raise IngestError(path, f"page {number}", f"damaged content stream: {problems[0]}")
-        page_text = page_paragraphs(text)
+        page_texts.append(page_lines(text))
+
+    full_length = full_line_length(page_texts)
+    paragraphs: list[str] = []
+    for lines in page_texts:
+        page_text = page_paragraphs(lines, full_length=full_length)
         # A sentence running over the page break: glue it back rather than leave a broken paragraph.
-        if paragraphs and page_text and not re.search(r"[.!?:;)\]\"”]$", paragraphs[-1]) and page_text[0][:1].islower():
+        if paragraphs and page_text and not _SENTENCE_END.search(paragraphs[-1]) and page_text[0][:1].islower():
             paragraphs[-1] = _join_wrapped(paragraphs[-1], page_text.pop(0))
         paragraphs.extend(page_text)
 
     if not paragraphs:
         raise IngestError(path, None, "no extractable text (a scanned PDF needs OCR before import)")
 
-    title = _metadata_title(reader)
-    first_line = paragraphs[0].split("\n", 1)[0]
-    if not title:
-        title = first_line[:200]
-    if "\n" not in paragraphs[0] and normalise_title(paragraphs[0]).casefold() == title.casefold() and len(paragraphs) > 1:
-        paragraphs.pop(0)  # the heading became the title
+    first_line = next(line for lines in page_texts for line in lines if line)
+    title = _metadata_title(reader) or first_line[:200]
+    # A first paragraph that is just the title is its heading; one that merely starts with it is content.
+    if len(paragraphs) > 1 and normalise_title(paragraphs[0]).casefold() == title.casefold():
+        paragraphs.pop(0)
 
     return [
         ParsedArticle(

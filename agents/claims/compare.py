@@ -1,0 +1,99 @@
+"""Decide whether two facts from different articles are about the same attribute and cannot both hold."""
+from __future__ import annotations
+
+from .facts import Fact
+from .schedule import describe
+from .text import overlap
+
+MIN_TOPIC_OVERLAP = 0.5
+APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
+
+
+def names_clash(a: frozenset, b: frozenset) -> bool:
+    """Each side names something the other does not ("Fibre 500" vs "Fibre 1000", "Kingsgate" vs "Market Street")."""
+    return bool(a - b) and bool(b - a)
+
+
+def same_subject(a: Fact, b: Fact) -> float:
+    """0 when the facts are about different things or times; otherwise how well their attributes match."""
+    if a.past or b.past or a.holiday != b.holiday or names_clash(a.names, b.names):
+        return 0.0
+    if a.months and b.months and not (a.months & b.months):
+        return 0.0
+    if a.kind == "schedule":
+        if a.phones and b.phones:
+            return 1.0 if a.phones & b.phones else 0.0
+    if a.kind in ("phone", "email", "url") and not a.topic and not b.topic:
+        return 0.6  # both are the general contact line
+    score = overlap(set(a.topic), set(b.topic))
+    shared = len(a.topic & b.topic)
+    # Durations, counts and percentages are everywhere: one shared word is not enough for them.
+    if a.kind in ("duration", "count", "percent") and shared < 2 and min(len(a.topic), len(b.topic)) > 1:
+        return 0.0
+    if a.kind in ("email", "url") and not (a.topic and b.topic):
+        return 0.0
+    return score if score >= MIN_TOPIC_OVERLAP else 0.0
+
+
+def _intervals_disjoint(a: tuple, b: tuple, *, approx: bool) -> bool:
+    lo_a, hi_a = a
+    lo_b, hi_b = b
+    if approx:
+        lo_a, hi_a = lo_a * (1 - APPROX_TOLERANCE), hi_a * (1 + APPROX_TOLERANCE)
+    return hi_a < lo_b or hi_b < lo_a
+
+
+def values_conflict(a: Fact, b: Fact) -> str | None:
+    """A short description of the disagreement, or None when both values can hold."""
+    if a.kind == "schedule":
+        sa, sb = dict(a.value), dict(b.value)
+        for day in sorted(set(sa) & set(sb)):
+            if sa[day] != sb[day]:
+                return f"{describe(sa, day)} vs {describe(sb, day)}"
+        return None
+    if a.unit != b.unit:
+        ua, _, pa = a.unit.partition("/")
+        ub, _, pb = b.unit.partition("/")
+        if ua != ub or (pa and pb and pa != pb):
+            return None
+    if a.kind in ("money", "count", "percent"):
+        if a.bound or b.bound or a.approx or b.approx:
+            return None
+        return f"{a.display} vs {b.display}" if abs(a.value - b.value) > 0.005 else None
+    if a.kind == "duration":
+        if a.bound == "range" and b.bound == "range":
+            return None if not _intervals_disjoint(a.value, b.value, approx=False) else f"{a.display} vs {b.display}"
+        approx = a.approx or b.approx
+        disjoint = _intervals_disjoint(a.value, b.value, approx=approx) and _intervals_disjoint(b.value, a.value, approx=approx)
+        return f"{a.display} vs {b.display}" if disjoint else None
+    if a.kind == "age":
+        return f"{a.display} vs {b.display}" if a.bound == b.bound and a.value != b.value else None
+    if a.kind == "date":
+        return f"{a.display} vs {b.display}" if a.unit == b.unit and a.value != b.value else None
+    if a.kind in ("phone", "email", "url"):
+        return f"{a.display} vs {b.display}" if a.value != b.value else None
+    return None
+
+
+def best_conflict(facts_a: list[Fact], facts_b: list[Fact]) -> tuple[Fact, Fact, str] | None:
+    """The best-matching contradictory pair of facts between two articles, if any."""
+    values_a = {(f.kind, f.value) for f in facts_a if not f.past}
+    values_b = {(f.kind, f.value) for f in facts_b if not f.past}
+    best = None
+    for fa in facts_a:
+        for fb in facts_b:
+            if fa.kind != fb.kind:
+                continue
+            # A contact value the other article also lists is a different line, not a changed one.
+            if fa.kind in ("phone", "email", "url") and ((fb.kind, fb.value) in values_a or (fa.kind, fa.value) in values_b):
+                continue
+            score = same_subject(fa, fb)
+            if not score:
+                continue
+            what = values_conflict(fa, fb)
+            if what is None:
+                continue
+            key = (score, -fa.sentence.start, -fb.sentence.start)
+            if best is None or key > best[0]:
+                best = (key, fa, fb, what)
+    return None if best is None else best[1:]

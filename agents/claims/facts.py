@@ -1,0 +1,128 @@
+"""Typed facts extracted from one article: value + the attribute it is about + its qualifiers."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from agents.types import ArticleText
+
+from . import normalise, schedule
+from .qualifiers import Context, article_context, names_in, past_marker, periods_in
+from .text import Span, clause_bounds, content_tokens, split_sentences
+
+# Which finding type a value kind reports as, unless the attribute says otherwise.
+KIND_TYPE = {"money": "price", "percent": "price", "phone": "contact", "email": "contact", "url": "contact",
+             "date": "date", "duration": "quantity", "count": "quantity", "age": "eligibility", "schedule": "hours"}
+# Dates that end or start something a customer relies on; other dates are only qualifiers.
+EVENT_DATE_RE = re.compile(r"\b(withdraw|ends?|ending|closes?|expires?|deadline|runs?|extended|have until|"
+                           r"last day|switch(?:ed)? off|launch|starts?|begins?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Fact:
+    ref: str
+    kind: str
+    ftype: str
+    value: object
+    display: str
+    topic: frozenset
+    names: frozenset
+    months: frozenset
+    holiday: bool
+    unit: str
+    bound: str
+    approx: bool
+    past: bool
+    sentence: Span
+    phones: frozenset = frozenset()
+
+
+MONEY_ROLES = [
+    ("deposit", r"deposit"), ("credit", r"\bcredit|compensat"), ("refund", r"refund"),
+    ("discount", r"% off|discount|\bsave\b"), ("liability", r"liable|replacement value|most you(?:'ll)? pay|excess"),
+    ("penalty", r"\blate\b|non-return|\bfine\b|penalt|termination|restocking|call-out"),
+]
+MAX_RE = re.compile(r"(up to|maximum( of)?|capped at|at most|the most you(?:'ll)? pay|no more than)\b", re.I)
+MIN_RE = re.compile(r"\b(at least|minimum( of)?|from just|starting at)\s*$", re.I)
+
+
+def _window(sentence: str, values: list, index: int) -> tuple[str, str]:
+    """(left, right) text that describes value `index`: its clause, cut at the neighbouring values."""
+    v = values[index]
+    c_start, c_end = clause_bounds(sentence, v.start)
+    left = max([c_start] + [w.end for w in values[:index]])
+    right = min([c_end] + [w.start for w in values[index + 1:]])
+    label = sentence.split(":", 1)[0] if ":" in sentence[:left] else ""
+    return label + " " + sentence[left: v.start], sentence[v.end: max(right, v.end)]
+
+
+def _money_role(text: str) -> str:
+    return next((role for role, pattern in MONEY_ROLES if re.search(pattern, text, re.I)), "")
+
+
+def _value_facts(article: ArticleText, ctx: Context, span: Span, now: dt.date) -> list[Fact]:
+    text = span.text
+    values = normalise.find_values(text, default_year=(article.updated_at or now).year)
+    facts: list[Fact] = []
+    sentence_phones = frozenset(v.amount for v in values if v.kind == "phone")
+    previous = {"topic": frozenset(), "role": "", "per": ctx.default_per, "bound": ""}
+    lead = ctx.list_lead(span)
+    for i, v in enumerate(values):
+        left, right = _window(text, values, i)
+        window = left + " " + right
+        topic = frozenset(content_tokens(window))
+        unit, bound = v.unit, v.bound
+        if v.kind == "money":
+            role = _money_role(left) or _money_role(text[: v.start] + " " + lead)
+            if MAX_RE.search(left) or MAX_RE.search(text[: v.start]) and previous["bound"] == "max":
+                bound = "max"
+            elif MIN_RE.search(left):
+                bound = "min"
+            if not topic - names_in(window, ctx):
+                topic = topic | previous["topic"]  # "E-bike: €13 per hour / €48 per day"
+            per = v.extra.get("per") or previous["per"]
+            previous = {"topic": topic, "role": role, "per": per, "bound": bound}
+            unit = f"{v.unit}/{per}/{role}"
+        if v.kind in ("phone", "email", "url") and not topic:
+            topic = frozenset(content_tokens(ctx.line_label(span)))
+        past = past_marker(text, v.start, v.end, now=now) or ctx.future
+        if v.kind == "date":
+            before = text[max(0, v.start - 30): v.start].lower()
+            if re.search(r"\b(from|since|as of|effective|valid|after|update[d]?)\s*$", before) or not EVENT_DATE_RE.search(text):
+                continue  # a qualifier or a publication date, not a claimed event date
+        months = periods_in(text)[0] if v.kind in ("money", "schedule") else frozenset()
+        facts.append(Fact(
+            ref=article.ref, kind=v.kind, ftype=KIND_TYPE[v.kind], value=v.amount, display=v.text,
+            topic=topic, names=names_in(window, ctx), months=months,
+            holiday=periods_in(text)[1], unit=unit, bound=bound, approx=v.approx, past=past, sentence=span, phones=sentence_phones))
+    return facts
+
+
+def _schedule_facts(article: ArticleText, ctx: Context, spans: list[Span], now: dt.date) -> list[Fact]:
+    facts = []
+    for span in spans:
+        sched = schedule.parse_schedule(span.text)
+        if not sched:
+            continue
+        subject = ctx.subject_text(span)
+        phones = frozenset(v.amount for v in normalise.find_phones(subject))
+        months, holiday = periods_in(span.text + " " + ctx.lead_for(span))
+        if not months:
+            months = schedule.months_of(article.title)
+        facts.append(Fact(
+            ref=article.ref, kind="schedule", ftype="hours", value=tuple(sorted(sched.items())), display=span.text,
+            topic=frozenset(content_tokens(subject)), names=names_in(subject, ctx) or ctx.title_names,
+            months=months, holiday=holiday, unit="", bound="", approx=False,
+            past=past_marker(span.text, 0, len(span.text), now=now) or ctx.future, sentence=span, phones=phones))
+    return facts
+
+
+def extract_facts(article: ArticleText, *, now: dt.date) -> list[Fact]:
+    spans = split_sentences(article.body)
+    ctx = article_context(article, spans, now=now)
+    facts: list[Fact] = []
+    for span in spans:
+        facts.extend(_value_facts(article, ctx, span, now))
+    facts.extend(_schedule_facts(article, ctx, spans, now))
+    return facts

@@ -1,0 +1,239 @@
+"""Turns, what they retrieved and cited, detection runs, and conflicts with their occurrences.
+
+A conflict's identity is its unordered pair of articles (stored low id first), never their text:
+an edit does not make a reviewed pair new again. Occurrences tie it to the replies actually sent.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from articles.models import Article, ArticleVersion, KnowledgeBase
+
+
+class TurnSource(models.TextChoices):
+    API = "api", "Reported by a chatbot"
+    ANSWER = "answer", "Built-in answer path"
+
+
+class Turn(models.Model):
+    """One customer question, what retrieval returned for it, and the reply that was sent."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="turns")
+    external_id = models.CharField(max_length=200)
+    question = models.TextField()
+    reply = models.TextField(blank=True)
+    reply_sent_at = models.DateTimeField(null=True, blank=True)
+    source = models.CharField(max_length=10, choices=TurnSource.choices, default=TurnSource.API)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["knowledge_base", "external_id"], name="turn_external_id_unique_per_kb"),
+        ]
+        indexes = [models.Index(fields=["knowledge_base", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class ArticleUsage(models.Model):
+    """An article in a turn: retrieved (with rank and the version shown) and/or cited by the reply."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="usages")
+    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="usages")
+    version = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
+    rank = models.PositiveIntegerField(null=True, blank=True)  # null: cited but not among the retrieved
+    cited = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["turn", "article"], name="usage_unique_per_turn")]
+        indexes = [models.Index(fields=["article", "cited"])]
+        ordering = ["turn", "rank"]
+
+
+class DetectionOutcome(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    OK = "ok", "Checked"
+    SKIPPED = "skipped", "Skipped: fewer than 2 articles"
+    CAPPED = "capped", "Checked the best 20"
+    TIMEOUT = "timeout", "Timed out (no conflicts recorded)"
+    ERROR = "error", "Failed (no conflicts recorded)"
+
+
+FINISHED_OUTCOMES = (DetectionOutcome.OK, DetectionOutcome.SKIPPED, DetectionOutcome.CAPPED,
+                     DetectionOutcome.TIMEOUT, DetectionOutcome.ERROR)
+
+
+class DetectionRun(models.Model):
+    """How the check of one turn went. Timeouts and errors record "no conflicts" and why (fail open)."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="detection")
+    outcome = models.CharField(max_length=10, choices=DetectionOutcome.choices, default=DetectionOutcome.QUEUED)
+    reason = models.TextField(blank=True)
+    detector = models.CharField(max_length=20, blank=True)
+    articles_checked = models.PositiveIntegerField(default=0)
+    pairs_checked = models.PositiveIntegerField(default=0)
+    cache_hits = models.PositiveIntegerField(default=0)
+    conflicts_found = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    tokens = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    dropped_invented_refs = models.PositiveIntegerField(default=0)
+    dropped_bad_snippets = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["outcome", "-created_at"])]
+
+
+class ConflictStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    PROCESSED = "processed", "Resolved"
+    DISMISSED = "dismissed", "Dismissed"
+
+
+class ConflictType(models.TextChoices):
+    PRICE = "price", "Price"
+    HOURS = "hours", "Hours"
+    CONTACT = "contact", "Contact details"
+    DATE = "date", "Dates and deadlines"
+    POLICY = "policy", "Policy"
+    ELIGIBILITY = "eligibility", "Eligibility"
+    PROCEDURE = "procedure", "Procedure"
+    QUANTITY = "quantity", "Quantity"
+    OTHER = "other", "Other"
+
+
+class ReviewWinner(models.TextChoices):
+    """Which side the reviewer found right; the Observer learns from it."""
+
+    LOW = "low", "First article"
+    HIGH = "high", "Second article"
+    NEITHER = "neither", "Neither"
+    BOTH = "both", "Both partly / intentional difference"
+
+
+class Conflict(models.Model):
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="conflicts")
+    # The pair, lower article id first, so (a, b) and (b, a) are one row.
+    article_low = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    article_high = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=ConflictStatus.choices, default=ConflictStatus.OPEN)
+    type = models.CharField(max_length=20, choices=ConflictType.choices, default=ConflictType.OTHER)
+    explanation = models.TextField(blank=True)
+    snippet_low = models.TextField(blank=True)
+    snippet_high = models.TextField(blank=True)
+    detector = models.CharField(max_length=20, blank=True)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    times_seen = models.PositiveIntegerField(default=0)
+    times_cited = models.PositiveIntegerField(default=0)  # occurrences whose reply cited one of the two
+    # log of Σ exp((t - epoch) / τ) over occurrences: ordering by it is ordering by a recency-decayed
+    # count at any moment, kept as one indexed column instead of a 500k-row aggregate per page.
+    impact = models.FloatField(default=0.0)
+    recurred_after_review = models.BooleanField(default=False)
+    reviewed_version_low = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+    winner = models.CharField(max_length=10, choices=ReviewWinner.choices, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["article_low", "article_high"], name="conflict_pair_unique"),
+            models.CheckConstraint(condition=models.Q(article_low__lt=models.F("article_high")), name="conflict_pair_ordered"),
+            models.CheckConstraint(condition=models.Q(status__in=ConflictStatus.values), name="conflict_status_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["knowledge_base", "status", "-times_cited", "-impact", "-last_seen"], name="conflict_queue_impact"),
+            models.Index(fields=["knowledge_base", "status", "-last_seen"], name="conflict_queue_recent"),
+            models.Index(fields=["knowledge_base", "status", "-reviewed_at"], name="conflict_queue_reviewed"),
+        ]
+
+    def __str__(self) -> str:
+        return f"conflict {self.pk}: {self.article_low_id} vs {self.article_high_id}"
+
+    def snippet_for(self, article_id: int) -> str:
+        return self.snippet_low if article_id == self.article_low_id else self.snippet_high
+
+
+class ConflictOccurrence(models.Model):
+    """The conflict showed up in this turn; links it to the reply that was actually sent."""
+
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="occurrences")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="occurrences")
+    version_low = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
+    detector = models.CharField(max_length=20)
+    cited = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["conflict", "turn"], name="occurrence_unique_per_turn")]
+        indexes = [models.Index(fields=["conflict", "-created_at"])]
+
+
+class PairVerdict(models.Model):
+    """A judged pair of article versions, conflict or not: never sent to the LLM again until one side changes."""
+
+    version_low = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    is_conflict = models.BooleanField()
+    type = models.CharField(max_length=20, blank=True)
+    explanation = models.TextField(blank=True)
+    snippets = models.JSONField(default=dict, blank=True)
+    detector = models.CharField(max_length=20)
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version_low", "version_high"], name="verdict_unique_per_version_pair"),
+            models.CheckConstraint(condition=models.Q(version_low__lt=models.F("version_high")), name="verdict_pair_ordered"),
+        ]
+
+
+class ActivityKind(models.TextChoices):
+    OPENED = "opened", "Detected"
+    RESOLVED = "resolved", "Resolved"
+    DISMISSED = "dismissed", "Dismissed"
+    REOPENED = "reopened", "Reopened"
+    RECURRED = "recurred", "Recurred after review"
+    SUGGESTED = "suggested", "Suggestion computed"
+
+
+class ConflictActivity(models.Model):
+    """The timeline of a conflict: who did what, when."""
+
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="activity")
+    kind = models.CharField(max_length=12, choices=ActivityKind.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    from_status = models.CharField(max_length=10, blank=True)
+    to_status = models.CharField(max_length=10, blank=True)
+    note = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["conflict", "-created_at"])]
+
+
+class ApiToken(models.Model):
+    """A chatbot's credential for one knowledge base. Only a SHA-256 of the secret is stored."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12)  # shown in lists so a token can be recognised
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

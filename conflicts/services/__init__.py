@@ -1,0 +1,32 @@
+"""Every write of the conflicts app, one module per concern; import from here."""
+from conflicts.services.answering import AnswerResponse, answer_question
+from conflicts.services.detection import detection_dispatch, turn_detect
+from conflicts.services.review import (
+    ConflictStateError,
+    ArticleFix,
+    conflict_dismiss,
+    conflict_reopen,
+    conflict_resolve,
+    conflict_transition,
+)
+from conflicts.services.tokens import api_token_authenticate, api_token_create, api_token_revoke
+from conflicts.services.turns import UnknownArticleRefs, turn_reply_record, turn_report
+
+__all__ = [
+    "AnswerResponse",
+    "ArticleFix",
+    "ConflictStateError",
+    "UnknownArticleRefs",
+    "answer_question",
+    "api_token_authenticate",
+    "api_token_create",
+    "api_token_revoke",
+    "conflict_dismiss",
+    "conflict_reopen",
+    "conflict_resolve",
+    "conflict_transition",
+    "detection_dispatch",
+    "turn_detect",
+    "turn_reply_record",
+    "turn_report",
+]

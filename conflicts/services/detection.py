@@ -1,0 +1,273 @@
+"""Checking a turn's retrieved articles for conflicts, beside the reply and never in its way.
+
+Fail open: a timeout or an error records "no conflicts" with the reason on the turn's DetectionRun;
+nothing propagates to whoever is sending the reply.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from agents.detection import STATUS_CAPPED, run_detection
+from agents.llm import LLMError, llm_config_for
+from agents.types import ArticleText, ConflictFinding, pair_key
+from articles.models import ArticleStatus
+from conflicts.models import (
+    ActivityKind,
+    ArticleUsage,
+    Conflict,
+    ConflictActivity,
+    ConflictOccurrence,
+    ConflictStatus,
+    DetectionOutcome,
+    DetectionRun,
+    FINISHED_OUTCOMES,
+    PairVerdict,
+    Turn,
+)
+
+logger = logging.getLogger(__name__)
+
+# Detection must not hold up a reply, so it runs on threads of its own: one pool runs turns in the
+# background (embedded mode, no Celery), the other bounds each check by DETECTION_TIMEOUT_S.
+_background = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kbreview-turn")
+_bounded = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kbreview-detect")
+
+IMPACT_EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+IMPACT_HALF_LIFE_S = 7 * 24 * 3600
+
+
+def impact_point(moment: dt.datetime) -> float:
+    """log-weight of one occurrence; later occurrences weigh exponentially more (7-day half-life)."""
+    return (moment - IMPACT_EPOCH).total_seconds() / IMPACT_HALF_LIFE_S * math.log(2)
+
+
+def detection_dispatch(*, turn_id: int) -> None:
+    """Start checking a turn: on a Celery worker when a broker is configured, else on a background thread."""
+    mode = settings.DETECTION_DISPATCH
+    if mode == "celery":
+        from conflicts.tasks import detect_turn
+
+        detect_turn.delay(turn_id)
+    elif mode == "thread":
+        _background.submit(_detect_on_thread, turn_id)
+    else:
+        turn_detect(turn_id=turn_id)
+
+
+def _detect_on_thread(turn_id: int) -> None:
+    try:
+        turn_detect(turn_id=turn_id)
+    except Exception:  # the reply is already out; log, the run stays queued for a retry
+        logger.exception("detection of turn %s failed", turn_id)
+    finally:
+        close_old_connections()
+
+
+def _article_texts(*, turn: Turn) -> tuple[list[ArticleText], dict[str, ArticleUsage]]:
+    """The retrieved articles as the customer's turn saw them (the versions recorded then), best first."""
+    usages = (
+        ArticleUsage.objects.filter(turn=turn, rank__isnull=False, article__status=ArticleStatus.ACTIVE)
+        .select_related("article", "version")
+        .order_by("rank")
+    )
+    by_ref = {u.article.external_ref: u for u in usages}
+    texts = [
+        ArticleText(
+            ref=ref,
+            title=u.version.title,
+            body=u.version.body,
+            updated_at=u.version.updated_at,
+            source=u.article.source_type,
+        )
+        for ref, u in by_ref.items()
+    ]
+    return texts, by_ref
+
+
+def _cached_verdicts(*, usages: dict[str, ArticleUsage]) -> dict[tuple[str, str], ConflictFinding | None]:
+    ref_by_version = {u.version_id: ref for ref, u in usages.items()}
+    ids = list(ref_by_version)
+    cached: dict[tuple[str, str], ConflictFinding | None] = {}
+    for verdict in PairVerdict.objects.filter(version_low_id__in=ids, version_high_id__in=ids):
+        key = pair_key(ref_by_version[verdict.version_low_id], ref_by_version[verdict.version_high_id])
+        cached[key] = (
+            ConflictFinding(refs=key, type=verdict.type, explanation=verdict.explanation, snippets=verdict.snippets)
+            if verdict.is_conflict
+            else None
+        )
+    return cached
+
+
+def _verdicts_store(*, judgements, usages: dict[str, ArticleUsage], model: str) -> None:
+    rows = []
+    for judgement in judgements:
+        a, b = (usages[ref].version_id for ref in judgement.refs)
+        low, high = sorted((a, b))
+        finding = judgement.conflict
+        rows.append(
+            PairVerdict(
+                version_low_id=low,
+                version_high_id=high,
+                is_conflict=finding is not None,
+                type=finding.type if finding else "",
+                explanation=finding.explanation if finding else "",
+                snippets=finding.snippets if finding else {},
+                detector="llm",
+                model=model,
+            )
+        )
+    PairVerdict.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _activity(*, conflict: Conflict, kind: str, actor=None, note: str = "", **detail) -> None:
+    ConflictActivity.objects.create(
+        conflict=conflict,
+        kind=kind,
+        actor=actor,
+        from_status=conflict.status,
+        to_status=conflict.status,
+        note=note,
+        detail=detail,
+    )
+
+
+def conflict_record(
+    *, turn: Turn, finding: ConflictFinding, usages: dict[str, ArticleUsage], detector: str
+) -> Conflict:
+    """Upsert the pair's conflict and add this turn's occurrence, atomically (safe under concurrent workers)."""
+    first, second = (usages[ref] for ref in finding.refs)
+    low, high = sorted((first, second), key=lambda u: u.article_id)
+    now = timezone.now()
+    with transaction.atomic():
+        conflict, created = Conflict.objects.get_or_create(
+            article_low_id=low.article_id,
+            article_high_id=high.article_id,
+            defaults={
+                "knowledge_base_id": turn.knowledge_base_id,
+                "type": finding.type,
+                "explanation": finding.explanation,
+                "snippet_low": finding.snippets.get(low.article.external_ref, ""),
+                "snippet_high": finding.snippets.get(high.article.external_ref, ""),
+                "detector": detector,
+                "first_seen": now,
+                "last_seen": now,
+            },
+        )
+        conflict = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        cited = low.cited or high.cited
+        _, occurrence_created = ConflictOccurrence.objects.get_or_create(
+            conflict=conflict,
+            turn=turn,
+            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector, "cited": cited},
+        )
+        if not occurrence_created:
+            return conflict  # this turn was already counted (a retried task)
+        point = impact_point(now)
+        conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
+        conflict.times_seen += 1
+        conflict.times_cited += int(cited)
+        conflict.last_seen = now
+        if created:
+            _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
+        if conflict.status == ConflictStatus.OPEN:
+            # Keep what the reviewer reads in step with the latest texts.
+            conflict.type, conflict.explanation = finding.type, finding.explanation
+            conflict.snippet_low = finding.snippets.get(low.article.external_ref, conflict.snippet_low)
+            conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
+        elif not conflict.recurred_after_review and _newer_than_reviewed(conflict, low.version_id, high.version_id):
+            # A reviewed pair is never reopened by an edit, but the console must show it came back.
+            conflict.recurred_after_review = True
+            _activity(conflict=conflict, kind=ActivityKind.RECURRED, detail={"turn": turn.external_id})
+        conflict.save()
+    return conflict
+
+
+def _logaddexp(a: float, b: float) -> float:
+    high, low = max(a, b), min(a, b)
+    return high + math.log1p(math.exp(low - high))
+
+
+def _newer_than_reviewed(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
+    reviewed = (conflict.reviewed_version_low_id, conflict.reviewed_version_high_id)
+    if None in reviewed:
+        return False
+    return version_low_id > reviewed[0] or version_high_id > reviewed[1]
+
+
+def _finish(run: DetectionRun, *, outcome: str, started: float, reason: str = "", **fields) -> DetectionRun:
+    run.outcome = outcome
+    run.reason = reason[:2000]
+    run.latency_ms = int((time.monotonic() - started) * 1000)
+    run.finished_at = timezone.now()
+    for name, value in fields.items():
+        setattr(run, name, value)
+    run.save()
+    return run
+
+
+def turn_detect(*, turn_id: int) -> DetectionRun:
+    """Check one turn's retrieval set once; a finished run is returned unchanged (idempotent)."""
+    run = DetectionRun.objects.select_related("turn").get(turn_id=turn_id)
+    if run.outcome in FINISHED_OUTCOMES:
+        return run
+    turn = run.turn
+    started = time.monotonic()
+    articles, usages = _article_texts(turn=turn)
+    detector = settings.DETECTION_DETECTOR
+    llm_config = llm_config_for("detection") if detector in ("llm", "auto") else None
+    if detector == "llm" and llm_config is None:
+        detector = "claims"  # no LLM configured: the deterministic detector still serves
+    cached = _cached_verdicts(usages=usages)
+    future = _bounded.submit(
+        run_detection,
+        articles=articles,
+        detector=detector,
+        now=timezone.localdate(),
+        llm_config=llm_config,
+        cached=cached,
+    )
+    try:
+        outcome = future.result(timeout=settings.DETECTION_TIMEOUT_S)
+    except FutureTimeout:
+        return _finish(run, outcome=DetectionOutcome.TIMEOUT, started=started, detector=detector,
+                       reason=f"no verdict within {settings.DETECTION_TIMEOUT_S:g} s; recorded as no conflicts")
+    except LLMError as exc:
+        return _finish(run, outcome=DetectionOutcome.ERROR, started=started, detector=detector,
+                       reason=f"LLM {exc}; recorded as no conflicts")
+    except Exception as exc:  # fail open on anything a detector can throw
+        logger.exception("detector failed on turn %s", turn.pk)
+        return _finish(run, outcome=DetectionOutcome.ERROR, started=started, detector=detector,
+                       reason=f"{type(exc).__name__}: {exc}; recorded as no conflicts")
+    if not outcome.ran:
+        return _finish(run, outcome=DetectionOutcome.SKIPPED, started=started, detector=detector,
+                       reason="fewer than 2 live articles", articles_checked=outcome.articles_considered)
+    with transaction.atomic():
+        _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
+        for finding in outcome.findings:
+            conflict_record(turn=turn, finding=finding, usages=usages, detector=detector)
+        n = outcome.articles_considered
+        return _finish(
+            run,
+            outcome=DetectionOutcome.CAPPED if outcome.status == STATUS_CAPPED else DetectionOutcome.OK,
+            started=started,
+            reason="only the 20 best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
+            detector=detector,
+            articles_checked=n,
+            pairs_checked=n * (n - 1) // 2,
+            cache_hits=outcome.cache_hits,
+            conflicts_found=len(outcome.findings),
+            llm_calls=outcome.llm_calls,
+            tokens=outcome.tokens,
+            model=outcome.model,
+            dropped_invented_refs=outcome.dropped_invented_refs,
+            dropped_bad_snippets=outcome.dropped_bad_snippets,
+        )

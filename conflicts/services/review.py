@@ -1,0 +1,168 @@
+"""Reviewing conflicts: resolve (fix the source), dismiss, reopen. One function changes status and
+writes the activity row; the others call it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db import transaction
+from django.utils import timezone
+
+from articles.models import Article, VersionReason
+from articles.services import article_delete, article_edit, article_reindex
+from conflicts.models import ActivityKind, Conflict, ConflictActivity, ConflictStatus, ReviewWinner
+
+_KIND_FOR_STATUS = {
+    ConflictStatus.PROCESSED: ActivityKind.RESOLVED,
+    ConflictStatus.DISMISSED: ActivityKind.DISMISSED,
+    ConflictStatus.OPEN: ActivityKind.REOPENED,
+}
+
+
+class ConflictStateError(Exception):
+    """The conflict is not in a state that allows this (e.g. someone else resolved it first)."""
+
+
+@dataclass(frozen=True)
+class ArticleFix:
+    article_id: int
+    expected_version_id: int
+    action: Literal["edit", "delete"]
+    body: str = ""
+    title: str | None = None
+
+
+def conflict_transition(
+    *, conflict: Conflict, to_status: str, from_statuses: tuple[str, ...], actor=None, note: str = "", detail=None, **fields
+) -> Conflict:
+    """Move a conflict between statuses under a row lock and write the activity row.
+
+    `from_statuses` are the states the caller saw; if another reviewer moved it meanwhile the
+    change is refused and nothing is written.
+    """
+    with transaction.atomic():
+        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        if locked.status not in from_statuses:
+            who = f" by {locked.reviewed_by}" if locked.reviewed_by_id else ""
+            raise ConflictStateError(f"This conflict is already {locked.get_status_display().lower()}{who}; reload to see it.")
+        previous = locked.status
+        locked.status = to_status
+        for name, value in fields.items():
+            setattr(locked, name, value)
+        locked.save()
+        ConflictActivity.objects.create(
+            conflict=locked,
+            kind=_KIND_FOR_STATUS[to_status],
+            actor=actor,
+            from_status=previous,
+            to_status=to_status,
+            note=note,
+            detail=detail or {},
+        )
+    return locked
+
+
+def _infer_winner(conflict: Conflict, fixed_ids: set[int]) -> str:
+    """The edited or deleted article lost; both touched means neither was right as it stood."""
+    if fixed_ids == {conflict.article_low_id}:
+        return ReviewWinner.HIGH
+    if fixed_ids == {conflict.article_high_id}:
+        return ReviewWinner.LOW
+    if fixed_ids:
+        return ReviewWinner.NEITHER
+    return ""
+
+
+def conflict_resolve(
+    *, conflict: Conflict, fixes: list[ArticleFix], actor=None, note: str = "", winner: str = ""
+) -> Conflict:
+    """Apply the fixes and mark the conflict processed in one transaction, then re-index the edited
+    articles before returning, so retrieval shows the fix from the very next question.
+
+    A fix made from a stale version raises articles.services.StaleVersionError and nothing is written.
+    """
+    pair = {conflict.article_low_id, conflict.article_high_id}
+    if any(fix.article_id not in pair for fix in fixes):
+        raise ConflictStateError("A fix can only change one of the two articles of this conflict.")
+    if not fixes and not note.strip():
+        raise ConflictStateError("Say what was done (a note) when resolving without editing either article.")
+    if winner and winner not in ReviewWinner.values:
+        raise ConflictStateError(f"Unknown winner {winner!r}.")
+    with transaction.atomic():
+        # Lock the conflict first: of two reviewers acting at once, the second waits, then is told.
+        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        if locked.status != ConflictStatus.OPEN:
+            raise ConflictStateError(
+                f"This conflict is already {locked.get_status_display().lower()}"
+                + (f" by {locked.reviewed_by}" if locked.reviewed_by_id else "")
+                + "; reload to see it."
+            )
+        for fix in fixes:
+            article = Article.objects.get(pk=fix.article_id)
+            if fix.action == "delete":
+                article_delete(article=article, expected_version_id=fix.expected_version_id, actor=actor, note=note)
+            else:
+                article_edit(
+                    article=article,
+                    expected_version_id=fix.expected_version_id,
+                    body=fix.body,
+                    title=fix.title,
+                    actor=actor,
+                    reason=VersionReason.RESOLVE,
+                    note=note,
+                )
+        versions = dict(Article.objects.filter(pk__in=pair).values_list("pk", "current_version_id"))
+        resolved = conflict_transition(
+            conflict=locked,
+            to_status=ConflictStatus.PROCESSED,
+            from_statuses=(ConflictStatus.OPEN,),
+            actor=actor,
+            note=note,
+            detail={"fixes": [{"article_id": f.article_id, "action": f.action} for f in fixes]},
+            reviewed_by=actor,
+            reviewed_at=timezone.now(),
+            review_note=note,
+            winner=winner or _infer_winner(locked, {f.article_id for f in fixes}),
+            reviewed_version_low_id=versions[locked.article_low_id],
+            reviewed_version_high_id=versions[locked.article_high_id],
+            recurred_after_review=False,
+        )
+    for fix in fixes:
+        article_reindex(article_id=fix.article_id)
+    return resolved
+
+
+def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict:
+    """The difference is intentional (both are right in their context)."""
+    if not reason.strip():
+        raise ConflictStateError("A reason is required to dismiss a conflict.")
+    versions = dict(
+        Article.objects.filter(pk__in=[conflict.article_low_id, conflict.article_high_id]).values_list(
+            "pk", "current_version_id"
+        )
+    )
+    return conflict_transition(
+        conflict=conflict,
+        to_status=ConflictStatus.DISMISSED,
+        from_statuses=(ConflictStatus.OPEN,),
+        actor=actor,
+        note=reason,
+        reviewed_by=actor,
+        reviewed_at=timezone.now(),
+        review_note=reason,
+        winner=ReviewWinner.BOTH,
+        reviewed_version_low_id=versions[conflict.article_low_id],
+        reviewed_version_high_id=versions[conflict.article_high_id],
+        recurred_after_review=False,
+    )
+
+
+def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Conflict:
+    return conflict_transition(
+        conflict=conflict,
+        to_status=ConflictStatus.OPEN,
+        from_statuses=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED),
+        actor=actor,
+        note=note,
+        recurred_after_review=False,
+    )

@@ -1,0 +1,197 @@
+"""Executable MACR rules on hand-made articles (a fictional ferry company), including the careless-copy trap."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agents.macr.dates import effective_dates, end_dates, in_force_effective_date, parse_text_date
+from agents.macr.rules import (
+    EXPLICIT_EFFECTIVE_DATE_WINS,
+    EXPLICIT_PAST_STATEMENT_LOSES,
+    NEWER_CONTENT_DATE_WINS,
+    OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE,
+    ConflictPair,
+    Rule,
+    executable_rules,
+    is_official_document,
+)
+from agents.types import ArticleText
+
+NOW = dt.date(2026, 5, 10)
+
+
+def article(ref, body, *, title="Ferry FAQ", updated=None, source="faq"):
+    return ArticleText(ref=ref, title=title, body=body, updated_at=updated, source=source)
+
+
+# The trap: the official fare table is in force from 1 April; a page edited later for another reason
+# (a new timetable) still carries last year's fare.
+FARE_PDF = article(
+    "fares-pdf", "Adult single €29, child €14.", title="Fare Table (valid from 1 April 2026)",
+    updated=dt.date(2026, 3, 15), source="pdf",
+)
+CARELESS_PAGE = article(
+    "island-page", "Updated May 2026: new evening sailing at 21:00! An adult single costs €25.",
+    title="Visiting the islands", updated=dt.date(2026, 5, 2), source="web",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("effective 1 January 2026", [dt.date(2026, 1, 1)]),
+        ("Returns Policy (effective January 10, 2026)", [dt.date(2026, 1, 10)]),
+        ("as of 1 October 2025, students", [dt.date(2025, 10, 1)]),
+        ("New from January 2026: refunds", [dt.date(2026, 1, 1)]),
+        ("we've had shorter hours since September 2025", [dt.date(2025, 9, 1)]),
+        ("for all rentals starting on or after 1 March 2026", [dt.date(2026, 3, 1)]),
+        ("valid from 2026-02-01", [dt.date(2026, 2, 1)]),
+        ("Updated March 2026: new router", []),  # a bare update note is not an effective date
+        ("the date has moved from 31 August 2026 to 30 September 2026", []),  # `from` names the old value
+        ("open from 9 am to 7 pm", []),
+        ("runs from 12:00 am ET on March 2, 2026", []),  # a time first: not a plain effective date
+    ],
+)
+def test_effective_dates_need_an_explicit_marker(text, expected):
+    assert effective_dates(text) == expected
+
+
+def test_in_force_effective_date_ignores_future_dates_and_takes_the_most_recent():
+    text = "Fares from 1 January 2026. New fares apply from 1 June 2026."
+    assert in_force_effective_date(text, now=NOW) == dt.date(2026, 1, 1)
+    assert in_force_effective_date(text, now=dt.date(2026, 6, 1)) == dt.date(2026, 6, 1)
+
+
+def test_text_dates_and_end_dates():
+    assert parse_text_date("Monday, April 6, 2026") == dt.date(2026, 4, 6)
+    assert parse_text_date("February 2026", end_of_period=True) == dt.date(2026, 2, 28)
+    assert parse_text_date("31 February 2026") is None
+    assert end_dates("the old fare applied until 2024") == [dt.date(2024, 12, 31)]
+
+
+def test_official_document_is_a_pdf_or_a_policy_or_terms_page():
+    assert is_official_document(FARE_PDF)
+    assert is_official_document(article("t", "x", title="Terms of carriage", source="web"))
+    assert is_official_document(article("p", "x", title="Luggage policy", source="faq"))
+    assert not is_official_document(CARELESS_PAGE)
+
+
+def test_trap_official_pdf_with_effective_date_beats_newer_careless_copy():
+    pair = ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price")
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "fares-pdf"
+    # the general rules alone would fall for it: that is why the authority rule ranks above them
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "island-page"
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "island-page"
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.priority < EXPLICIT_EFFECTIVE_DATE_WINS.priority
+
+
+def test_official_rule_does_not_apply_when_the_newer_page_states_its_own_effective_date():
+    page = article("island-page", "From 1 May 2026 an adult single costs €31.", updated=dt.date(2026, 5, 2), source="web")
+    pair = ConflictPair(a=page, b=FARE_PDF, type="price")
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "island-page"
+
+
+def test_official_rule_needs_an_effective_date_in_force_and_a_newer_page():
+    undated_pdf = article("guide-pdf", "Adult single €22.", title="Welcome guide", updated=dt.date(2024, 3, 1), source="pdf")
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(ConflictPair(a=CARELESS_PAGE, b=undated_pdf), NOW)
+    future_pdf = article("future-pdf", "Adult single €33.", title="Fares (valid from 1 July 2026)",
+                         updated=dt.date(2026, 4, 1), source="pdf")
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(ConflictPair(a=CARELESS_PAGE, b=future_pdf), NOW)
+    older_page = article("old-page", "An adult single costs €25.", updated=dt.date(2025, 6, 1), source="web")
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(ConflictPair(a=older_page, b=FARE_PDF), NOW)
+
+
+def test_official_rule_skips_a_document_whose_own_validity_has_ended():
+    sale_terms = article("sale-pdf", "Sale prices apply from 1 April 2026 until 30 April 2026.",
+                         title="Spring sale terms", updated=dt.date(2026, 3, 20), source="pdf")
+    extension = article("sale-page", "Good news: the sale is extended to 17 May.", updated=dt.date(2026, 4, 29), source="web")
+    pair = ConflictPair(a=sale_terms, b=extension, type="date")
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
+    # ... while a past "until" before the effective date only describes the old state
+    repriced = article("fares-pdf", "Adult €29 (was €25 until 31 March 2026).", title="Fare Table (valid from 1 April 2026)",
+                       updated=dt.date(2026, 3, 15), source="pdf")
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(ConflictPair(a=CARELESS_PAGE, b=repriced), NOW) == "fares-pdf"
+
+
+def test_explicit_effective_date_beats_a_bare_newer_updated_date():
+    # The policy was written in December, in force from 1 January; the FAQ was touched on 20 December.
+    policy = article("policy", "As of 1 January 2026 luggage over 20 kg costs €10.", updated=dt.date(2025, 12, 15), source="faq")
+    faq = article("faq", "Luggage over 20 kg costs €8.", updated=dt.date(2025, 12, 20), source="faq")
+    pair = ConflictPair(a=faq, b=policy, type="price")
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.applies(pair, NOW)
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "policy"
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "faq"
+
+
+def test_explicit_effective_date_most_recent_in_force_wins_and_future_ones_do_not_count():
+    older = article("older", "Since March 2025 the office opens at 8.", updated=dt.date(2025, 3, 1))
+    newer = article("newer", "From 1 February 2026 the office opens at 9.", updated=dt.date(2026, 1, 10))
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=older, b=newer), NOW) == "newer"
+    announced = article("announced", "From 1 September 2026 the office opens at 10.", updated=dt.date(2026, 4, 1))
+    pair = ConflictPair(a=newer, b=announced)
+    # the announcement is not in force yet: its reference date is its update date (2026-04-01)
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "announced"
+    # on 15 January neither stated date is in force yet, so the rule does not apply at all
+    assert not EXPLICIT_EFFECTIVE_DATE_WINS.applies(pair, dt.date(2026, 1, 15))
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, dt.date(2026, 1, 15)) is None
+
+
+def test_explicit_effective_date_does_not_apply_without_any_stated_date():
+    pair = ConflictPair(a=article("x", "Open at 8.", updated=dt.date(2026, 1, 1)), b=article("y", "Open at 9.", updated=dt.date(2026, 2, 1)))
+    assert not EXPLICIT_EFFECTIVE_DATE_WINS.applies(pair, NOW)
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) is None
+
+
+def test_newer_content_date_wins_only_when_dates_differ():
+    old = article("old", "Check-in closes 30 minutes before departure.", updated=dt.date(2024, 6, 1))
+    new = article("new", "Check-in closes 45 minutes before departure.", updated=dt.date(2026, 2, 1))
+    assert NEWER_CONTENT_DATE_WINS.resolve(ConflictPair(a=old, b=new), NOW) == "new"
+    same_day = article("same", "Check-in closes 20 minutes before departure.", updated=dt.date(2026, 2, 1))
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=new, b=same_day), NOW)
+    assert NEWER_CONTENT_DATE_WINS.resolve(ConflictPair(a=new, b=same_day), NOW) is None
+    undated = article("undated", "Check-in closes 10 minutes before departure.")
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=new, b=undated), NOW)
+
+
+def test_explicitly_past_statement_loses():
+    a = article("history", "We used to sail to Kessel twice a day; now there are four sailings.", updated=dt.date(2026, 4, 1))
+    b = article("timetable", "There are two sailings a day to Kessel.", updated=dt.date(2025, 1, 1))
+    snippets = {"history": "We used to sail to Kessel twice a day", "timetable": "There are two sailings a day to Kessel."}
+    pair = ConflictPair(a=a, b=b, type="quantity", snippets=snippets)
+    assert EXPLICIT_PAST_STATEMENT_LOSES.applies(pair, NOW)
+    assert EXPLICIT_PAST_STATEMENT_LOSES.resolve(pair, NOW) == "timetable"
+    until = {"history": "Until 2024 the crossing took 50 minutes.", "timetable": "The crossing takes 40 minutes."}
+    assert EXPLICIT_PAST_STATEMENT_LOSES.resolve(ConflictPair(a=a, b=b, snippets=until), NOW) == "timetable"
+    future_until = {"history": "Until 31 December 2026 the crossing takes 50 minutes.", "timetable": "The crossing takes 40 minutes."}
+    assert not EXPLICIT_PAST_STATEMENT_LOSES.applies(ConflictPair(a=a, b=b, snippets=future_until), NOW)
+
+
+def test_explicitly_past_needs_both_snippets_and_exactly_one_past_side():
+    a = article("a", "Previously the fare was €20.")
+    b = article("b", "The fare is €25.")
+    assert not EXPLICIT_PAST_STATEMENT_LOSES.applies(ConflictPair(a=a, b=b), NOW)
+    both_past = {"a": "Previously the fare was €20.", "b": "We used to charge €22."}
+    assert not EXPLICIT_PAST_STATEMENT_LOSES.applies(ConflictPair(a=a, b=b, snippets=both_past), NOW)
+
+
+def test_templates_are_in_priority_order_and_textual_rules_never_apply_in_code():
+    rules = executable_rules()
+    assert [rule.priority for rule in rules] == sorted(rule.priority for rule in rules)
+    assert rules[-1] is NEWER_CONTENT_DATE_WINS
+    textual = Rule(id="t", type="price", condition="the page is a promotion", resolution="the price list wins",
+                   origin="induced", kind="textual")
+    assert not textual.applies(ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price"), NOW)
+    with pytest.raises(ValueError):
+        Rule(id="broken", type="*", condition="c", resolution="r")  # executable without code
+    with pytest.raises(ValueError):
+        Rule(id="bad-origin", type="*", condition="c", resolution="r", origin="guessed", kind="textual")
+
+
+def test_rule_type_filter():
+    price_only = Rule(id="p", type="price", condition="always", resolution="a wins", origin="manual",
+                      condition_check=lambda pair, now: True, resolution_pick=lambda pair, now: pair.a.ref)
+    assert price_only.resolve(ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price"), NOW) == "island-page"
+    assert price_only.resolve(ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="hours"), NOW) is None
