@@ -1,8 +1,9 @@
 """LLM conflict detection: one call per retrieval set, for the pairs no one has judged yet.
 
 The model sees the articles the requested pairs touch (not the rest of the set: they cannot
-settle a pair and would only cost tokens) and answers only for those pairs. Its answer is checked against the input before anything is believed:
-refs it invents and quotes that are not in the article are dropped and counted.
+settle a pair and would only cost tokens) and answers only for those pairs. Its answer is checked
+against the input before anything is believed: refs it invents and quotes that are not in the
+article are dropped and counted.
 """
 from __future__ import annotations
 

@@ -123,21 +123,38 @@ def article_upsert(
     actor=None,
 ) -> tuple[Article, str]:
     """Create or update one article from parsed input. Returns (article, "created" | "updated" | "unchanged")."""
-    article = (
-        Article.objects.select_for_update(of=("self",))
-        .select_related("current_version")
-        .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
-        .first()
-    )
-    if article is None:
-        article = Article.objects.create(
-            knowledge_base=knowledge_base,
-            external_ref=parsed.ref,
-            title=parsed.title,
-            source_type=parsed.source,
-            source_uri=parsed.source_uri,
+    with transaction.atomic():
+        article = (
+            Article.objects.select_for_update(of=("self",))
+            .select_related("current_version")
+            .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
+            .first()
         )
-        _audit(article=article, action=ArticleAuditAction.CREATE, actor=actor, location=parsed.location)
+        if article is None:
+            article = Article.objects.create(
+                knowledge_base=knowledge_base,
+                external_ref=parsed.ref,
+                title=parsed.title,
+                source_type=parsed.source,
+                source_uri=parsed.source_uri,
+            )
+            _audit(article=article, action=ArticleAuditAction.CREATE, actor=actor, location=parsed.location)
+            _version_write(
+                article=article,
+                title=parsed.title,
+                body=parsed.body,
+                updated_at=parsed.updated_at,
+                reason=VersionReason.IMPORT,
+                actor=actor,
+            )
+            return article, "created"
+        new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
+        metadata_changed = (article.source_type, article.source_uri) != (parsed.source, parsed.source_uri)
+        if metadata_changed:
+            article.source_type, article.source_uri = parsed.source, parsed.source_uri
+            article.save(update_fields=["source_type", "source_uri", "modified_at"])
+        if article.current_version and article.current_version.content_hash == new_hash:
+            return article, "updated" if metadata_changed else "unchanged"
         _version_write(
             article=article,
             title=parsed.title,
@@ -146,23 +163,7 @@ def article_upsert(
             reason=VersionReason.IMPORT,
             actor=actor,
         )
-        return article, "created"
-    new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
-    metadata_changed = (article.source_type, article.source_uri) != (parsed.source, parsed.source_uri)
-    if metadata_changed:
-        article.source_type, article.source_uri = parsed.source, parsed.source_uri
-        article.save(update_fields=["source_type", "source_uri", "modified_at"])
-    if article.current_version and article.current_version.content_hash == new_hash:
-        return article, "updated" if metadata_changed else "unchanged"
-    _version_write(
-        article=article,
-        title=parsed.title,
-        body=parsed.body,
-        updated_at=parsed.updated_at,
-        reason=VersionReason.IMPORT,
-        actor=actor,
-    )
-    return article, "updated"
+        return article, "updated"
 
 
 def articles_import(

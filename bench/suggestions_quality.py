@@ -86,13 +86,15 @@ def main() -> int:
     print(f"dataset: {options.dataset}")
     print(f"conflicts: {counts['suggestions']} ({counts['determinable']} with a determinable side, "
           f"{counts['undeterminable']} where the texts cannot tell); {elapsed * 1000:.0f} ms")
-    print(f"{'method':<38}{'accuracy (determinable)':>26}{'abstention (null)':>20}")
-    print(f"{'MACR, executable rules only':<38}"
-          f"{macr_accuracy:>14.3f} ({counts['macr_right']}/{counts['determinable']})"
-          f"{macr_abstention:>12.3f} ({counts['macr_abstained']}/{counts['undeterminable']})")
-    print(f"{'naive: newer updated_at wins':<38}"
-          f"{naive_accuracy:>14.3f} ({counts['naive_right']}/{counts['determinable']})"
-          f"{naive_abstention:>12.3f} ({counts['naive_abstained']}/{counts['undeterminable']})")
+    rows = [
+        ("MACR, executable rules only", macr_accuracy, counts["macr_right"], macr_abstention, counts["macr_abstained"]),
+        ("naive: newer updated_at wins", naive_accuracy, counts["naive_right"], naive_abstention, counts["naive_abstained"]),
+    ]
+    print(f"{'method':<32}{'accuracy (determinable)':>26}{'abstention (null)':>22}")
+    for name, accuracy, right, abstention, abstained in rows:
+        accuracy_cell = f"{accuracy:.3f} ({right}/{counts['determinable']})"
+        abstention_cell = f"{abstention:.3f} ({abstained}/{counts['undeterminable']})"
+        print(f"{name:<32}{accuracy_cell:>26}{abstention_cell:>22}")
     print(f"MACR abstained on {counts['macr_abstained_determinable']} determinable pairs (counted as not right)")
     print("deciding rules: " + ", ".join(f"{rule_id} {count}" for rule_id, count in sorted(rule_use.items())))
     print(f"LLM calls per suggestion: {ratio(llm_calls, counts['suggestions']):.1f}")

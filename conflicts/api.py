@@ -8,8 +8,7 @@ import datetime as dt
 from typing import Literal
 
 from django.http import Http404
-from ninja import Field, NinjaAPI, Schema
-from ninja.errors import HttpError
+from ninja import Field, NinjaAPI, Query, Schema
 from ninja.security import HttpBearer
 
 from conflicts import selectors, services
@@ -133,26 +132,23 @@ def _turn(request, external_id: str) -> Turn:
         raise Http404(f"No turn with external_id {external_id!r}") from None
 
 
-def _unknown_refs(exc: services.UnknownArticleRefs) -> HttpError:
-    return HttpError(
-        422, [{"loc": ["body", "retrieved"], "msg": f"unknown article refs: {', '.join(exc.refs)}", "refs": exc.refs}]
-    )
+@api.exception_handler(services.UnknownArticleRefs)
+def _unknown_refs(request, exc: services.UnknownArticleRefs):
+    detail = [{"loc": ["body", "retrieved"], "msg": f"unknown article refs: {', '.join(exc.refs)}", "refs": exc.refs}]
+    return api.create_response(request, {"detail": detail}, status=422)
 
 
 @api.post("/turns", response={200: TurnAccepted, 202: TurnAccepted, 422: ErrorOut})
 def turn_create(request, payload: TurnIn):
     """Report a turn at retrieval time (detection starts beside your answer generation), or afterwards with its reply."""
-    try:
-        turn, created = services.turn_report(
-            knowledge_base=request.knowledge_base,
-            external_id=payload.external_id,
-            question=payload.question,
-            retrieved=[RetrievedRef(ref=r.ref, rank=r.rank) for r in payload.retrieved],
-            reply=payload.reply,
-            sent_at=payload.sent_at,
-        )
-    except services.UnknownArticleRefs as exc:
-        raise _unknown_refs(exc) from None
+    turn, created = services.turn_report(
+        knowledge_base=request.knowledge_base,
+        external_id=payload.external_id,
+        question=payload.question,
+        retrieved=[RetrievedRef(ref=r.ref, rank=r.rank) for r in payload.retrieved],
+        reply=payload.reply,
+        sent_at=payload.sent_at,
+    )
     detection = "skipped" if turn.detection.outcome == DetectionOutcome.SKIPPED else "queued"
     return (202 if created else 200), {"turn_id": turn.pk, "detection": detection}
 
@@ -208,8 +204,8 @@ def answer(request, payload: AnswerIn):
 def conflict_list(
     request,
     status: Literal["open", "processed", "dismissed"] | None = None,
-    limit: int = Field(50, ge=1, le=500),
-    offset: int = Field(0, ge=0),
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
 ):
     """Conflicts of this knowledge base, most impactful first."""
     conflicts = selectors.conflict_list(knowledge_base=request.knowledge_base, status=status)

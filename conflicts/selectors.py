@@ -28,3 +28,243 @@ def conflict_list(*, knowledge_base: KnowledgeBase, status: str | None = None) -
 
 def occurrences_for(*, conflict: Conflict) -> QuerySet:
     return ConflictOccurrence.objects.filter(conflict=conflict).select_related("turn").order_by("-created_at")
+
+
+# --- the review console ---------------------------------------------------------------------------
+# Appended for the console (issue 4). Each read is a fixed number of queries whatever the page size
+# or the number of occurrences, and orders by the indexed columns of Conflict's queue indexes.
+
+import datetime as dt  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+from django.db import connection  # noqa: E402
+from django.db.models import Aggregate, Count, FloatField, Q, Sum  # noqa: E402
+from django.db.models.functions import TruncDate  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from articles.models import Article  # noqa: E402
+from conflicts.models import (  # noqa: E402
+    ActivityKind,
+    ApiToken,
+    ConflictActivity,
+    ConflictStatus,
+    DetectionOutcome,
+    DetectionRun,
+)
+
+QUEUE_SORTS = {
+    # cited-in-reply first, then the recency-decayed occurrence count, then recency
+    "impact": ("-times_cited", "-impact", "-last_seen", "-pk"),
+    "recent": ("-last_seen", "-pk"),
+    "reviewed": ("-reviewed_at", "-pk"),
+    "seen": ("-times_seen", "-last_seen", "-pk"),
+}
+
+
+def _queue_filters(*, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None):
+    conflicts = Conflict.objects.filter(knowledge_base=knowledge_base)
+    if type:
+        conflicts = conflicts.filter(type=type)
+    if article_id:
+        conflicts = conflicts.filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
+    if query:
+        conflicts = conflicts.filter(
+            Q(article_low__title__icontains=query)
+            | Q(article_high__title__icontains=query)
+            | Q(explanation__icontains=query)
+            | Q(article_low__external_ref__icontains=query)
+            | Q(article_high__external_ref__icontains=query)
+        )
+    return conflicts
+
+
+def conflict_queue(
+    *,
+    knowledge_base: KnowledgeBase,
+    status: str = ConflictStatus.OPEN,
+    sort: str = "impact",
+    type: str = "",
+    query: str = "",
+    article_id: int | None = None,
+) -> QuerySet:
+    """One tab of the queue, filtered, ordered by impact (default) or another of QUEUE_SORTS."""
+    conflicts = _queue_filters(knowledge_base=knowledge_base, type=type, query=query, article_id=article_id)
+    return (
+        conflicts.filter(status=status)
+        .select_related("article_low", "article_high", "reviewed_by")
+        .only(
+            "pk", "status", "type", "explanation", "times_seen", "times_cited", "last_seen", "first_seen",
+            "impact", "recurred_after_review", "reviewed_at", "review_note", "knowledge_base_id",
+            "article_low__id", "article_low__title", "article_low__external_ref", "article_low__status",
+            "article_high__id", "article_high__title", "article_high__external_ref", "article_high__status",
+            "reviewed_by__id", "reviewed_by__username",
+        )
+        .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
+    )
+
+
+def conflict_tab_counts(
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None
+) -> dict[str, int]:
+    """Counts per status under the same filters as the queue, in one query."""
+    conflicts = _queue_filters(knowledge_base=knowledge_base, type=type, query=query, article_id=article_id)
+    counts = conflicts.aggregate(
+        **{status: Count("pk", filter=Q(status=status)) for status in ConflictStatus.values}
+    )
+    return {status: counts[status] or 0 for status in ConflictStatus.values}
+
+
+def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Conflict:
+    """A conflict with both articles and their current versions; DoesNotExist for another KB's id."""
+    return Conflict.objects.select_related(
+        "article_low__current_version",
+        "article_high__current_version",
+        "reviewed_by",
+        "reviewed_version_low",
+        "reviewed_version_high",
+    ).get(knowledge_base=knowledge_base, pk=conflict_id)
+
+
+def conflict_occurrences(*, conflict: Conflict, limit: int = 20) -> list[ConflictOccurrence]:
+    """The most recent occurrences with their turn (question and the reply actually sent)."""
+    return list(
+        ConflictOccurrence.objects.filter(conflict=conflict)
+        .select_related("turn", "version_low", "version_high")
+        .only(
+            "pk", "cited", "detector", "created_at", "conflict_id",
+            "turn__id", "turn__external_id", "turn__question", "turn__reply", "turn__reply_sent_at", "turn__created_at",
+            "version_low__id", "version_low__number", "version_high__id", "version_high__number",
+        )
+        .order_by("-created_at", "-pk")[:limit]
+    )
+
+
+def conflict_activity(*, conflict: Conflict, limit: int = 50) -> list[ConflictActivity]:
+    return list(ConflictActivity.objects.filter(conflict=conflict).select_related("actor").order_by("-created_at", "-pk")[:limit])
+
+
+def conflicts_for_article(*, knowledge_base: KnowledgeBase, article_id: int, limit: int = 50) -> list[Conflict]:
+    return list(
+        Conflict.objects.filter(knowledge_base=knowledge_base)
+        .filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
+        .select_related("article_low", "article_high")
+        .order_by("status", "-times_cited", "-impact", "-last_seen", "-pk")[:limit]
+    )
+
+
+@dataclass
+class DayBar:
+    day: dt.date
+    opened: int
+    resolved: int
+
+
+@dataclass
+class DashboardFigures:
+    open_count: int
+    resolved_last_7_days: int
+    dismissed_last_7_days: int
+    days: list[DayBar]
+    top_articles: list[tuple[Article, int]] = field(default_factory=list)
+
+
+def dashboard_figures(*, knowledge_base: KnowledgeBase, days: int = 14, now: dt.datetime | None = None) -> DashboardFigures:
+    """Open conflicts, recent reviews, opened vs resolved per day, and the articles in most open conflicts."""
+    now = now or timezone.now()
+    today = timezone.localdate(now)
+    first_day = today - dt.timedelta(days=days - 1)
+    start = timezone.make_aware(dt.datetime.combine(first_day, dt.time.min))
+    week_ago = now - dt.timedelta(days=7)
+    activity = ConflictActivity.objects.filter(conflict__knowledge_base=knowledge_base)
+    recent = activity.filter(created_at__gte=week_ago).aggregate(
+        resolved=Count("pk", filter=Q(kind=ActivityKind.RESOLVED)),
+        dismissed=Count("pk", filter=Q(kind=ActivityKind.DISMISSED)),
+    )
+    per_day = (
+        activity.filter(created_at__gte=start, kind__in=(ActivityKind.OPENED, ActivityKind.RESOLVED))
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "kind")
+        .annotate(n=Count("pk"))
+    )
+    counts = {(row["day"], row["kind"]): row["n"] for row in per_day}
+    bars = [
+        DayBar(
+            day=first_day + dt.timedelta(days=i),
+            opened=counts.get((first_day + dt.timedelta(days=i), ActivityKind.OPENED), 0),
+            resolved=counts.get((first_day + dt.timedelta(days=i), ActivityKind.RESOLVED), 0),
+        )
+        for i in range(days)
+    ]
+    open_count = Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN).count()
+    return DashboardFigures(
+        open_count=open_count,
+        resolved_last_7_days=recent["resolved"],
+        dismissed_last_7_days=recent["dismissed"],
+        days=bars,
+        top_articles=articles_in_most_open_conflicts(knowledge_base=knowledge_base),
+    )
+
+
+def articles_in_most_open_conflicts(*, knowledge_base: KnowledgeBase, limit: int = 10) -> list[tuple[Article, int]]:
+    table = Conflict._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT article_id, count(*) AS n FROM (
+                SELECT article_low_id AS article_id FROM {table} WHERE knowledge_base_id = %s AND status = %s
+                UNION ALL
+                SELECT article_high_id FROM {table} WHERE knowledge_base_id = %s AND status = %s
+            ) pairs GROUP BY article_id ORDER BY n DESC, article_id LIMIT %s
+            """,
+            [knowledge_base.pk, ConflictStatus.OPEN, knowledge_base.pk, ConflictStatus.OPEN, limit],
+        )
+        rows = cursor.fetchall()
+    articles = Article.objects.in_bulk([article_id for article_id, _ in rows])
+    return [(articles[article_id], n) for article_id, n in rows if article_id in articles]
+
+
+class _Percentile(Aggregate):
+    function = "percentile_cont"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), **extra)
+
+
+@dataclass
+class DetectionHealth:
+    hours: int
+    total: int
+    outcomes: list[tuple[str, str, int]]  # (value, label, count) for every outcome
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    llm_configured: bool
+    llm_calls: int
+
+
+def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.datetime | None = None) -> DetectionHealth:
+    from agents.llm import llm_config_for
+
+    since = (now or timezone.now()) - dt.timedelta(hours=hours)
+    runs = DetectionRun.objects.filter(turn__knowledge_base=knowledge_base, created_at__gte=since)
+    figures = runs.aggregate(
+        total=Count("pk"),
+        p50=_Percentile("latency_ms", 0.5),
+        p95=_Percentile("latency_ms", 0.95),
+        llm_calls=Sum("llm_calls"),
+        **{f"n_{value}": Count("pk", filter=Q(outcome=value)) for value in DetectionOutcome.values},
+    )
+    return DetectionHealth(
+        hours=hours,
+        total=figures["total"],
+        outcomes=[(value, label, figures[f"n_{value}"]) for value, label in DetectionOutcome.choices],
+        latency_p50_ms=figures["p50"],
+        latency_p95_ms=figures["p95"],
+        llm_configured=llm_config_for("detection") is not None,
+        llm_calls=figures["llm_calls"] or 0,
+    )
+
+
+def api_tokens(*, knowledge_base: KnowledgeBase) -> QuerySet:
+    return ApiToken.objects.filter(knowledge_base=knowledge_base).select_related("created_by").order_by("-created_at")

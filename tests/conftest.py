@@ -2,6 +2,8 @@ import pytest
 
 from articles.services import knowledge_base_get_or_create
 
+pytest_plugins = ["tests.support.scripted_llm"]
+
 
 @pytest.fixture
 def kb(db):
@@ -11,3 +13,22 @@ def kb(db):
 @pytest.fixture
 def other_kb(db):
     return knowledge_base_get_or_create(slug="other", name="Other Business")
+
+
+@pytest.fixture
+def inline_detection(settings):
+    """Check turns synchronously, with the deterministic detector and no LLM, so tests see the outcome."""
+    settings.DETECTION_DISPATCH = "inline"
+    settings.DETECTION_DETECTOR = "claims"
+    settings.LLM = {**settings.LLM, "base_url": None}
+    return settings
+
+
+@pytest.fixture
+def llm_detection(settings, scripted_llm):
+    """Detection through the LLM detector against the scripted server."""
+    settings.DETECTION_DISPATCH = "inline"
+    settings.DETECTION_DETECTOR = "llm"
+    settings.DETECTION_TIMEOUT_S = 2.0
+    settings.LLM = {**settings.LLM, "base_url": scripted_llm.base_url, "model": scripted_llm.model, "timeout_s": 5.0}
+    return scripted_llm

@@ -23,12 +23,16 @@ def same_subject(a: Fact, b: Fact) -> float:
     if a.kind == "schedule":
         if a.phones and b.phones:
             return 1.0 if a.phones & b.phones else 0.0
+        if a.names and b.names:
+            return 0.8 if a.names & b.names else 0.0  # the branch or practice named on both sides
+    if a.kind == "date":
+        return 1.0 if a.names & b.names else 0.0  # event dates are about a named sale, plan, product
     if a.kind in ("phone", "email", "url") and not a.topic and not b.topic:
         return 0.6  # both are the general contact line
     score = overlap(set(a.topic), set(b.topic))
     shared = len(a.topic & b.topic)
-    # Durations, counts and percentages are everywhere: one shared word is not enough for them.
-    if a.kind in ("duration", "count", "percent") and shared < 2 and min(len(a.topic), len(b.topic)) > 1:
+    # One shared word is enough only when one side has nothing else to say ("E-bike: €48").
+    if shared < 2 and min(len(a.topic), len(b.topic)) > 1:
         return 0.0
     if a.kind in ("email", "url") and not (a.topic and b.topic):
         return 0.0
@@ -61,6 +65,8 @@ def values_conflict(a: Fact, b: Fact) -> str | None:
             return None
         return f"{a.display} vs {b.display}" if abs(a.value - b.value) > 0.005 else None
     if a.kind == "duration":
+        if {a.bound, b.bound} & {"min", "max"} and a.bound != b.bound:
+            return None  # "at least 7 days" and "valid for 12 months" are different kinds of claim
         if a.bound == "range" and b.bound == "range":
             return None if not _intervals_disjoint(a.value, b.value, approx=False) else f"{a.display} vs {b.display}"
         approx = a.approx or b.approx

@@ -9,14 +9,14 @@ from agents.types import ArticleText
 
 from . import normalise, schedule
 from .qualifiers import Context, article_context, names_in, past_marker, periods_in
-from .text import Span, clause_bounds, content_tokens, split_sentences
+from .text import GENERAL_CONTACT, Span, clause_bounds, content_tokens, split_sentences
 
 # Which finding type a value kind reports as, unless the attribute says otherwise.
 KIND_TYPE = {"money": "price", "percent": "price", "phone": "contact", "email": "contact", "url": "contact",
              "date": "date", "duration": "quantity", "count": "quantity", "age": "eligibility", "schedule": "hours"}
 # Dates that end or start something a customer relies on; other dates are only qualifiers.
 EVENT_DATE_RE = re.compile(r"\b(withdraw|ends?|ending|closes?|expires?|deadline|runs?|extended|have until|"
-                           r"last day|switch(?:ed)? off|launch|starts?|begins?)\b", re.I)
+                           r"last day|switch(?:ed)?[- ]off|launch|starts?|begins?)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ MONEY_ROLES = [
     ("penalty", r"\blate\b|non-return|\bfine\b|penalt|termination|restocking|call-out"),
 ]
 MAX_RE = re.compile(r"(up to|maximum( of)?|capped at|at most|the most you(?:'ll)? pay|no more than)\b", re.I)
-MIN_RE = re.compile(r"\b(at least|minimum( of)?|from just|starting at)\s*$", re.I)
+MIN_RE = re.compile(r"\b(at least|minimum( of)?|more than)\s*$", re.I)
 
 
 def _window(sentence: str, values: list, index: int) -> tuple[str, str]:
@@ -53,12 +53,24 @@ def _window(sentence: str, values: list, index: int) -> tuple[str, str]:
     c_start, c_end = clause_bounds(sentence, v.start)
     left = max([c_start] + [w.end for w in values[:index]])
     right = min([c_end] + [w.start for w in values[index + 1:]])
-    label = sentence.split(":", 1)[0] if ":" in sentence[:left] else ""
-    return label + " " + sentence[left: v.start], sentence[v.end: max(right, v.end)]
+    # "Fibre 500 - €36.90/month", "White Glove - ...: $149": the line's label names the value.
+    sep = re.search(r":\s|\s[-\u2013]\s", sentence)
+    label = sentence[: sep.start()] if sep and sep.start() < v.start and sep.start() < left else ""
+    # After the value only its own phrase counts ("€20 for the whole day", not "and e-bikes are €42").
+    tail = re.split(r",|;|\(|\s(?:and|or|but)\s|\s[-\u2013]\s", sentence[v.end: max(right, v.end)])[0]
+    return label + " " + sentence[left: v.start], tail
 
 
 def _money_role(text: str) -> str:
     return next((role for role, pattern in MONEY_ROLES if re.search(pattern, text, re.I)), "")
+
+
+def _names(kind: str, window: str, sentence: str, ctx: Context) -> frozenset:
+    """Qualifying names; a contact line falls back on the page title ("Harbourfront branch"), an event date
+    on its whole sentence and the title ("Spring Sale extended!")."""
+    if kind == "date":
+        return names_in(sentence, ctx) | ctx.title_names
+    return names_in(window, ctx) or (ctx.title_names if kind in ("phone", "email", "url") else frozenset())
 
 
 def _value_facts(article: ArticleText, ctx: Context, span: Span, now: dt.date) -> list[Fact]:
@@ -84,18 +96,26 @@ def _value_facts(article: ArticleText, ctx: Context, span: Span, now: dt.date) -
             per = v.extra.get("per") or previous["per"]
             previous = {"topic": topic, "role": role, "per": per, "bound": bound}
             unit = f"{v.unit}/{per}/{role}"
-        if v.kind in ("phone", "email", "url") and not topic:
-            topic = frozenset(content_tokens(ctx.line_label(span)))
+        if v.kind in ("phone", "email", "url"):
+            # A contact value is named by the few words right before it ("roadside line on", "Faults:").
+            label = text.split(":", 1)[0] if ":" in text[: v.start] else ""
+            near = " ".join(re.findall(r"[\w'-]+", left)[-5:])
+            topic = frozenset(content_tokens(label + " " + near) - GENERAL_CONTACT)
+            if not topic and not label and not near.strip():
+                topic = frozenset(content_tokens(ctx.line_label(span)) - GENERAL_CONTACT)
         past = past_marker(text, v.start, v.end, now=now) or ctx.future
         if v.kind == "date":
             before = text[max(0, v.start - 30): v.start].lower()
             if re.search(r"\b(from|since|as of|effective|valid|after|update[d]?)\s*$", before) or not EVENT_DATE_RE.search(text):
                 continue  # a qualifier or a publication date, not a claimed event date
+            starts = re.search(r"\b(from|starts?|begins?|opens?|launch\w*)\b[^,;]{0,25}$", before)
+            unit = "start" if starts and not re.search(r"\bto\s*$", before) else "end"
         months = periods_in(text)[0] if v.kind in ("money", "schedule") else frozenset()
         facts.append(Fact(
             ref=article.ref, kind=v.kind, ftype=KIND_TYPE[v.kind], value=v.amount, display=v.text,
-            topic=topic, names=names_in(window, ctx), months=months,
-            holiday=periods_in(text)[1], unit=unit, bound=bound, approx=v.approx, past=past, sentence=span, phones=sentence_phones))
+            topic=topic, names=_names(v.kind, window, text, ctx),
+            months=months,
+            holiday=periods_in(text)[1] and v.kind != "date", unit=unit, bound=bound, approx=v.approx, past=past, sentence=span, phones=sentence_phones))
     return facts
 
 

@@ -38,6 +38,9 @@ DURATION_RE = re.compile(
     rf"(?P<n1>\d+|{WORDNUM})(?:\s?(?:-|\u2013|to|and)\s?(?P<n2>\d+|{WORDNUM}))?[\s-]"
     r"(?P<u>business days?|working days?|calendar days?|minutes?|hours?|days?|nights?|weeks?|months?|years?)(?:'s?|s')?\b",
     re.I)
+# "a 10-year warranty" states a duration; "a 45-minute appointment" only names a variant.
+CLAIM_NOUN_RE = re.compile(r"\s(?:minimum |money-back |free |return |notice )?(warranty|guarantee|trial|window|notice|"
+                           r"period|term|allowance|coverage|deadline|validity|grace)\b", re.I)
 UNIT_HOURS = {"minute": 1 / 60, "hour": 1, "day": 24, "night": 24, "week": 168, "month": 730, "year": 8760}
 AGE_MIN_RE = re.compile(
     r"\b(?:aged|age|at least|over the age of|minimum age(?: of| is)?)\s*(?P<n>\d{1,2})(?:\s*years?(?: old)?)?\s*(?:and|or)\s*(?:over|older|above)"
@@ -73,8 +76,8 @@ def find_money(sentence: str) -> list[Value]:
         raw = m.group("a") or m.group("b")
         cur = CURRENCY[(m.group("sym") or m.group("code")).lower()]
         per = PER_RE.match(sentence[m.end(): m.end() + 40])
-        period = (per.group("p").lower().replace("mo", "month") if per else "")
-        period = "month" if period == "monthth" else period
+        period = per.group("p").lower() if per else ""
+        period = "month" if period == "mo" else period
         before = sentence[max(0, m.start() - 25): m.start()].lower()
         bound = "max" if re.search(r"(up to|maximum( of)?|capped at|at most)\s*$", before) else (
             "min" if re.search(r"\b(at least|minimum( of)?|over|more than)\s*$", before) else "")
@@ -88,7 +91,8 @@ def find_durations(sentence: str) -> list[Value]:
     out = []
     for m in DURATION_RE.finditer(sentence):
         unit = m.group("u").lower().rstrip("s")
-        if sentence[m.start("u") - 1] == "-" and not m.group("u").lower().endswith("s"):
+        adjectival = sentence[m.start("u") - 1] == "-" and not m.group("u").lower().endswith("s")
+        if adjectival and not CLAIM_NOUN_RE.match(sentence[m.end():]):
             continue  # "a 45-minute appointment", "12-month contract": a qualifier, not a claim
         if unit.startswith(("business", "working")):
             base, factor = "workday", 1.0
@@ -102,8 +106,12 @@ def find_durations(sentence: str) -> list[Value]:
         hi = _num(m.group("n2")) * factor if m.group("n2") else lo
         before = sentence[: m.start()]
         approx = bool(APPROX_RE.search(before)) or lo != hi
-        out.append(Value("duration", m.start(), m.end(), m.group(), (lo, hi), base, approx=approx,
-                         bound="range" if lo != hi else ""))
+        bound = "range" if lo != hi else ""
+        if re.search(r"\b(at least|minimum( of)?|no less than|more than|over)\s*$", before, re.I):
+            bound = "min"
+        elif re.search(r"\b(within|up to|at most|no later than|maximum( of)?|less than|under)\s*$", before, re.I):
+            bound = "max"
+        out.append(Value("duration", m.start(), m.end(), m.group(), (lo, hi), base, approx=approx, bound=bound))
     return out
 
 

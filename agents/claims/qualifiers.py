@@ -20,16 +20,18 @@ HOLIDAY_RE = re.compile(r"\b(public holidays?|bank holidays?|holiday|christmas|e
 HOLIDAY_INCLUDED_RE = re.compile(r"holidays?\s+(included|too|as well)|including (most )?(public|bank) holidays", re.I)
 PAST_LEFT_RE = re.compile(r"\b(was|were|used to|previously|formerly|originally|old|previous|earlier)\b[^;:()]*$", re.I)
 CHANGE_FROM_RE = re.compile(r"\b(moved|changed|increased|decreased|rose|went up|reduced|raised|extended|replac\w*)\b[^.;]*\bfrom\s*$", re.I)
-EFFECTIVE_RE = re.compile(r"\b(effective|valid from|valid for all \w+ starting on or after|from|as of|apply to all \w+ from)\s+$", re.I)
+EFFECTIVE_RE = re.compile(r"\b(effective|valid from|valid for all \w+ starting on or after|as of|apply to all \w+ from)\s+$", re.I)
+TITLE_EFFECTIVE_RE = re.compile(r"(\(|\b(effective|valid|as of)\s)(from\s)?$", re.I)
 NAME_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]+(?:\s\d+)?")
 NOT_NAMES = set(d.capitalize() for d in DAY_NAMES + MONTH_NAMES) | {
     "Update", "Updated", "New", "Good", "Great", "Yes", "No", "Please", "Our", "We", "You", "Your", "The",
-    "Tel", "Phone", "Email", "Mon", "Fri", "Sat", "Sun", "ET", "VAT", "PDF", "FAQ"}
+    "Tel", "Phone", "Email", "Mon", "Fri", "Sat", "Sun", "ET", "VAT", "PDF", "FAQ", "Mbps", "TB", "GB", "Note", "Opening", "Hours"}
 
 
-def _effective_date(text: str, now: dt.date) -> dt.date | None:
+def _effective_date(text: str, now: dt.date, *, title: bool = False) -> dt.date | None:
     for d in normalise.find_dates(text, default_year=now.year):
-        if EFFECTIVE_RE.search(text[max(0, d.start - 45): d.start]):
+        if EFFECTIVE_RE.search(text[max(0, d.start - 45): d.start]) or (
+                title and TITLE_EFFECTIVE_RE.search(text[max(0, d.start - 16): d.start])):
             return d.amount
     return None
 
@@ -93,9 +95,9 @@ class Context:
 def article_context(article: ArticleText, spans: list[Span], *, now: dt.date) -> Context:
     ctx = Context(title=article.title, body=article.body, spans=spans,
                   lowercase_words=set(re.findall(r"\b[a-z][a-z'\-]+\b", article.body)))
-    ctx.proper_words = {m.group(1) for m in re.finditer(r"[a-z0-9,;&)]\s+([A-Z][a-zA-Z'\-]+)", article.body)}
+    ctx.proper_words = {m.group(1) for m in re.finditer(r"[a-z,;&)][ \t]+([A-Z][a-zA-Z'\-]+)", article.body)}
     ctx.title_names = names_in(article.title, ctx)
-    effective = _effective_date(article.title, now) or (spans and _effective_date(spans[0].text, now)) or None
+    effective = _effective_date(article.title, now, title=True) or (spans and _effective_date(spans[0].text, now)) or None
     ctx.future = bool(effective and effective > now)
     head = article.title + " " + (spans[0].text if spans else "")
     ctx.default_per = next((per for per, pat in (("month", r"\bmonthly\b|per month"), ("day", r"\bdaily\b|per day"))
@@ -108,9 +110,9 @@ def names_in(text: str, ctx: Context) -> frozenset:
     names = set()
     for m in NAME_RE.finditer(text):
         word = m.group().split()[0]
-        if word in NOT_NAMES or word.lower() in STOPWORDS:
+        if word in NOT_NAMES or word.rstrip("s") in NOT_NAMES or word.lower() in STOPWORDS:
             continue
-        starts_sentence = m.start() == 0 or re.search(r"(^|[.!?:\-\u2013(\"]\s*|\n)$", text[: m.start()])
+        starts_sentence = re.search(r"(^|[.!?:\-\u2013(\"\n])\s*$|^\s*(\d+(\.\d+)*\.?|[-*\u2022])\s+$", text[: m.start()])
         followed_by_name = re.match(r"\s(\d|[A-Z])", text[m.start() + len(word):])
         if starts_sentence and word not in ctx.proper_words and not followed_by_name:
             continue
@@ -147,6 +149,9 @@ def past_marker(sentence: str, start: int, end: int, *, now: dt.date) -> bool:
     if PAST_LEFT_RE.search(left) or CHANGE_FROM_RE.search(sentence[:start]):
         return True
     clause_end = clause_bounds(sentence, start)[1]
+    next_paren = sentence.find("(", end)
+    if next_paren != -1:
+        clause_end = min(clause_end, next_paren)
     clause = sentence[c_start:clause_end]
     for d in normalise.find_dates(clause, default_year=now.year):
         before = clause[max(0, d.start - 12): d.start].lower()

@@ -10,7 +10,7 @@ from .text import DAY_NAMES, MONTH_NAMES
 
 CLOCK = r"(?:\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midday|midnight)"
 RANGE_RE = re.compile(rf"(?:from\s+|between\s+)?(?P<a>{CLOCK})\s?(?:-|\u2013|to|until|and|till)\s?(?P<b>{CLOCK})", re.I)
-ALL_DAY_RE = re.compile(r"\b24 hours a day\b|\b24/7\b|\bopen 24 hours\b|\b24-hour\b", re.I)
+ALL_DAY_RE = re.compile(r"\b24 hours a day\b|\b24/7\b|\bopen 24 hours\b|\b24-hour (?:faults |emergency |support )?line\b", re.I)
 DAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?"
 DAYSPEC_RE = re.compile(
     rf"\b(?P<range>{DAY}\s?(?:-|\u2013|to)\s?{DAY})\b"
@@ -101,6 +101,11 @@ def parse_schedule(sentence: str) -> dict[int, tuple[int, int] | None]:
                 schedule.setdefault(d, target[2])
     if not specs and ranges and ALL_DAY_RE.search(sentence):
         schedule = {d: ranges[0][2] for d in range(7)}
+    elif len(ranges) == 1 and not any(v == ranges[0][2] for v in schedule.values()) and (
+            schedule or re.search(r"\bopen\b|\bhours\b", sentence, re.I)):
+        # "November to March: 09:00-17:00, closed on Mondays": the hours hold on every other day.
+        for d in range(7):
+            schedule.setdefault(d, ranges[0][2])
     return schedule
 
 

@@ -20,6 +20,7 @@ PHRASE_SYNONYMS = [
     (r"\bno-?shows?\b", "noshow"),
     (r"\bdrop[- ]?box(es)?\b", "dropbox"),
     (r"\bin person\b", "inperson"),
+    (r"\bin advance\b", "notice"),
     (r"\bsend(ing)? (it |them |yours |your \w+ )?back\b", "return"),
     (r"\bsent back\b", "return"),
 ]
@@ -41,8 +42,11 @@ GENERIC_WORDS = set(
     call line number phone tel telephone ring contact us email e-mail write reach open opening closed
     usually normally typically around approximately roughly about include includes included including
     available whole full standard regular current currently new now today
-    take takes taken use used give given bring tell go come see want know find ask help keep""".split()
+    take takes taken use used give given bring tell go come see want know find ask help keep
+    good great note tip important least most""".split()
 )
+LEMMAS = {"ridden": "ride", "rider": "ride", "riding": "ride", "rid": "ride", "people": "person",
+          "cancellation": "cancel", "registration": "register", "eligibility": "eligible"}
 
 DAY_NAMES = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
@@ -89,7 +93,7 @@ def split_sentences(body: str) -> list[Span]:
     return spans
 
 
-CLAUSE_BREAK_RE = re.compile(r";|\s[-\u2013\u2014]\s|,\s(?:and|but|while|whereas)\s|\.\s|\?\s|:\s(?=[a-z])|\bbut\b")
+CLAUSE_BREAK_RE = re.compile(r";|\s[-\u2013\u2014]\s|,\s(?:and|but|while|whereas|as long as|provided|unless|except|so|because|which|who)\s|\.\s|\?\s|:\s(?=[a-z])|\bbut\b")
 
 
 def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
@@ -122,8 +126,14 @@ def stem(word: str) -> str:
     return w
 
 
+CLOCK_RE = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bET\b", re.I)
+# Words that name the general customer line rather than a specific department.
+GENERAL_CONTACT = {"customer", "care", "service", "team", "support", "question", "order", "enquiry", "general",
+                   "main", "help", "us", "call", "text", "whatsapp", "details", "our"}
+
+
 def normalise_phrases(text: str) -> str:
-    out = text.lower()
+    out = CLOCK_RE.sub(" ", text).lower()
     for pattern, repl in PHRASE_SYNONYMS:
         out = re.sub(pattern, repl, out)
     return out
@@ -136,7 +146,7 @@ def content_tokens(text: str, *, drop_generic: bool = True) -> set[str]:
         lw = w.lower()
         if lw in STOPWORDS or lw.isdigit() or lw in DAY_NAMES or lw in MONTH_NAMES or lw in NUMBER_WORDS:
             continue
-        s = stem(lw)
+        s = LEMMAS.get(stem(lw), stem(lw))
         if s in STOPWORDS or len(s) < 2:
             continue
         if drop_generic and (lw in GENERIC_WORDS or s in GENERIC_WORDS):

@@ -39,6 +39,10 @@ _EFFECTIVE_MARKER = (
     r"|on\s+or\s+after|since|from)"
 )
 _EFFECTIVE_RE = re.compile(_EFFECTIVE_MARKER + r"\s+(?:the\s+)?" + _DATE, re.IGNORECASE)
+# A bare year after the loose markers is too often about something else ("family-run since 1998",
+# "customers from 2020"): only the formal markers may carry a year alone.
+_LOOSE_MARKERS = {"since", "from", "starting", "starting on", "starting from"}
+_YEAR_ONLY = re.compile(r"\d{4}")
 
 # "moved from 31 August 2026 to ...", "up from March 2025": `from` names the old state there.
 _FROM_OLD_VALUE = re.compile(
@@ -79,7 +83,10 @@ def effective_dates(text: str) -> list[dt.date]:
     """Every date the text marks as the start of validity ("effective 1 January 2026", "since 2024")."""
     found: list[dt.date] = []
     for match in _EFFECTIVE_RE.finditer(text):
-        if match.group("marker").lower() == "from" and _FROM_OLD_VALUE.search(text[: match.start()]):
+        marker = re.sub(r"\s+", " ", match.group("marker").lower())
+        if marker == "from" and _FROM_OLD_VALUE.search(text[: match.start()]):
+            continue
+        if marker in _LOOSE_MARKERS and _YEAR_ONLY.fullmatch(match.group("date")):
             continue
         date = parse_text_date(match.group("date"))
         if date is not None:
@@ -95,6 +102,12 @@ def in_force_effective_date(text: str, *, now: dt.date) -> dt.date | None:
     """
     dates = [date for date in effective_dates(text) if date <= now]
     return max(dates) if dates else None
+
+
+def announces_future_change_only(text: str, *, now: dt.date) -> bool:
+    """The text states effective dates, all still in the future: what it says may not hold yet."""
+    dates = effective_dates(text)
+    return bool(dates) and all(date > now for date in dates)
 
 
 def end_dates(text: str) -> list[dt.date]:

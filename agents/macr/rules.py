@@ -11,6 +11,8 @@ above it exist to catch the situations where the general rule is known to fail, 
 override it rather than be outvoted by it:
 
 10 explicit-past-statement-loses   the conflicting statement itself says it is no longer current
+10 not-yet-in-force-statement-loses   ... or that it only takes effect later (same level: if one
+                                    side is past and the other future, neither is current → abstain)
 20 official-effective-beats-newer-page   an official document in force from an explicit date beats a
                                     newer web/faq page that gives no date of its own (careless copy)
 30 explicit-effective-date-wins    a date the text gives ("as of 1 October 2025") beats a bare
@@ -28,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from agents.macr.dates import end_dates, in_force_effective_date
+from agents.macr.dates import announces_future_change_only, effective_dates, end_dates, in_force_effective_date
 from agents.types import ArticleText, pair_key
 
 ANY_TYPE = "*"
@@ -149,6 +151,11 @@ def still_in_force(article: ArticleText, now: dt.date) -> bool:
     return not any(effective < end < now for end in end_dates(full_text(article)))
 
 
+def announces_only_future_change(article: ArticleText, now: dt.date) -> bool:
+    """Every effective date the article states is still ahead: recency says nothing about today."""
+    return announces_future_change_only(full_text(article), now=now)
+
+
 def _fmt(date: dt.date | None) -> str:
     return date.isoformat() if date else "no date"
 
@@ -189,6 +196,37 @@ def _past_reason(pair: ConflictPair, now: dt.date) -> str:
     if len(past) != 1:
         return "neither or both statements are marked as past"
     return f"{past[0].ref} states it as past (\"{pair.snippets[past[0].ref].strip()}\"), so {pair.other(past[0]).ref} is current"
+
+
+# --- not-yet-in-force-statement-loses ---------------------------------------------------------
+
+def is_not_yet_in_force(snippet: str, now: dt.date) -> bool:
+    """The sentence itself says it takes effect later ("from 1 September 2026 the fare is €31")."""
+    return any(date > now for date in effective_dates(snippet))
+
+
+def _future_sides(pair: ConflictPair, now: dt.date) -> list[ArticleText] | None:
+    if not all(pair.snippets.get(article.ref) for article in pair.articles):
+        return None
+    return [article for article in pair.articles if is_not_yet_in_force(pair.snippets[article.ref], now)]
+
+
+def _future_applies(pair: ConflictPair, now: dt.date) -> bool:
+    future = _future_sides(pair, now)
+    return future is not None and len(future) == 1
+
+
+def _future_resolve(pair: ConflictPair, now: dt.date) -> str | None:
+    future = _future_sides(pair, now)
+    return pair.other(future[0]).ref if future and len(future) == 1 else None
+
+
+def _future_reason(pair: ConflictPair, now: dt.date) -> str:
+    future = _future_sides(pair, now) or []
+    if len(future) != 1:
+        return "neither or both statements take effect later"
+    return (f"{future[0].ref} states a change that takes effect later (\"{pair.snippets[future[0].ref].strip()}\"), "
+            f"so {pair.other(future[0]).ref} is what holds today")
 
 
 # --- official-effective-beats-newer-page -----------------------------------------------------
@@ -235,8 +273,24 @@ def _official_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # --- explicit-effective-date-wins -------------------------------------------------------------
 
-def _reference_date(article: ArticleText, now: dt.date) -> dt.date | None:
-    return explicit_effective_date(article, now) or article.updated_at
+def _reference_dates(pair: ConflictPair, now: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The date each side's statement is taken to hold from, for comparison.
+
+    Both sides state an effective date: compare those (the later stated change is the current one,
+    whatever unrelated edits touched either page since). One side only: that side holds from the
+    later of its stated date and its own update (a page edited in February that says "since
+    September 2025" vouches for its statement in February too); the other side has its update date.
+    """
+    explicit_a, explicit_b = explicit_effective_date(pair.a, now), explicit_effective_date(pair.b, now)
+    if explicit_a is not None and explicit_b is not None:
+        return explicit_a, explicit_b
+
+    def one_sided(explicit: dt.date | None, updated: dt.date | None) -> dt.date | None:
+        if explicit is None:
+            return updated
+        return max(explicit, updated) if updated is not None else explicit
+
+    return one_sided(explicit_a, pair.a.updated_at), one_sided(explicit_b, pair.b.updated_at)
 
 
 def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
@@ -244,7 +298,9 @@ def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
 
 
 def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
-    date_a, date_b = _reference_date(pair.a, now), _reference_date(pair.b, now)
+    if any(announces_only_future_change(article, now) for article in pair.articles):
+        return None  # one side may describe a change not yet in force: dates cannot settle it
+    date_a, date_b = _reference_dates(pair, now)
     if date_a is None or date_b is None or date_a == date_b:
         return None
     return pair.a.ref if date_a > date_b else pair.b.ref
@@ -264,7 +320,10 @@ def _effective_reason(pair: ConflictPair, now: dt.date) -> str:
 # --- newer-content-date-wins ------------------------------------------------------------------
 
 def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
-    return pair.a.updated_at is not None and pair.b.updated_at is not None and pair.a.updated_at != pair.b.updated_at
+    if pair.a.updated_at is None or pair.b.updated_at is None or pair.a.updated_at == pair.b.updated_at:
+        return False
+    # A newer page announcing a change for later is newer, but not more current: no verdict.
+    return not any(announces_only_future_change(article, now) for article in pair.articles)
 
 
 def _newer_resolve(pair: ConflictPair, now: dt.date) -> str | None:
@@ -289,6 +348,17 @@ EXPLICIT_PAST_STATEMENT_LOSES = Rule(
     reason=_past_reason,
 )
 
+NOT_YET_IN_FORCE_STATEMENT_LOSES = Rule(
+    id="not-yet-in-force-statement-loses",
+    type=ANY_TYPE,
+    condition="exactly one of the two conflicting statements says it takes effect on a date still in the future",
+    resolution="the statement in force today wins (the other becomes right on its date: recheck then)",
+    priority=10,
+    condition_check=_future_applies,
+    resolution_pick=_future_resolve,
+    reason=_future_reason,
+)
+
 OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE = Rule(
     id="official-effective-beats-newer-page",
     type=ANY_TYPE,
@@ -306,8 +376,8 @@ EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
     type=ANY_TYPE,
     condition="at least one side states an explicit effective date (effective / as of / from / since <date>) "
     "that is not in the future",
-    resolution="compare each side's most recent stated effective date (or, if it states none, its update "
-    "date); the later one wins, equal dates cannot tell",
+    resolution="if both state one, the later stated effective date wins; if one does, compare the later of its "
+    "stated date and its update date with the other's update date; equal dates cannot tell",
     priority=30,
     condition_check=_effective_applies,
     resolution_pick=_effective_resolve,
@@ -317,7 +387,8 @@ EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
 NEWER_CONTENT_DATE_WINS = Rule(
     id="newer-content-date-wins",
     type=ANY_TYPE,
-    condition="both sides have an update date and the dates differ",
+    condition="both sides have an update date, the dates differ, and neither side only announces a change "
+    "that is not in force yet",
     resolution="the more recently updated article wins",
     priority=40,
     condition_check=_newer_applies,
@@ -330,6 +401,7 @@ def executable_rules() -> list[Rule]:
     """The shared executable templates, in priority order."""
     return [
         EXPLICIT_PAST_STATEMENT_LOSES,
+        NOT_YET_IN_FORCE_STATEMENT_LOSES,
         OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE,
         EXPLICIT_EFFECTIVE_DATE_WINS,
         NEWER_CONTENT_DATE_WINS,

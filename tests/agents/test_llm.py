@@ -193,3 +193,26 @@ def test_schema_problem_names_the_path_of_the_first_problem():
     assert schema_problem({"items": [{"verdict": "yes", "score": 1}]}, schema) is None
     problem = schema_problem({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no"}]}, schema)
     assert problem == "$.items[1]: missing 'score'"
+
+
+# --- the scripted server's benchmark features ---------------------------------------------------
+
+def test_a_respond_callback_answers_when_the_queue_is_empty_after_a_fixed_delay():
+    from tests.support.scripted_llm import ScriptedLLM
+
+    def respond(request: dict) -> dict:
+        return {"verdict": "yes" if "Is it?" in request["messages"][1]["content"] else "no", "score": 2}
+
+    with ScriptedLLM(respond=respond, delay_s=0.3) as server:
+        started = time.monotonic()
+        parsed, _ = ask(server.config())
+        assert parsed == {"verdict": "yes", "score": 2}
+        assert time.monotonic() - started >= 0.3
+        assert len(server.requests) == 1
+
+
+def test_an_unscripted_request_is_answered_with_http_500(scripted_llm):
+    with pytest.raises(LLMError) as raised:
+        ask(scripted_llm.config())
+    assert raised.value.reason == "http_error"
+    assert len(scripted_llm.requests) == 1

@@ -148,6 +148,8 @@ def _date_field(value: Any, field: str, bad) -> dt.date | None:
         raise bad(field, "not an ISO date string")
     try:
         # Accepts "2024-05-01" and full timestamps ("2024-05-01T10:00:00Z"); the date is what counts.
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).date() if "T" in value else dt.date.fromisoformat(value)
+        if "T" in value:
+            return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+        return dt.date.fromisoformat(value)
     except ValueError as error:
         raise bad(field, f"not an ISO date ({value!r})") from error

@@ -1,0 +1,36 @@
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from articles.demo import DEMO_SLUG, demo_questions
+from articles.models import KnowledgeBase
+from conflicts.models import Conflict, ConflictStatus, DetectionOutcome, DetectionRun
+from conflicts.services import answer_question
+
+
+class Command(BaseCommand):
+    help = "Send the demo questions through the built-in answer path, so the console opens on real conflicts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
+
+    def handle(self, *args, **options):
+        kb = KnowledgeBase.objects.filter(slug=DEMO_SLUG).first()
+        if kb is None:
+            raise CommandError("Load the demo first: python manage.py load_demo")
+        questions = demo_questions()[: options["limit"] or None]
+        for item in questions:
+            answer_question(knowledge_base=kb, question=item["question"], external_id=f"demo-{item['id']}")
+        self._wait_for_detection(kb)
+        open_count = Conflict.objects.filter(knowledge_base=kb, status=ConflictStatus.OPEN).count()
+        self.stdout.write(f"{len(questions)} questions replayed; {open_count} open conflicts")
+
+    def _wait_for_detection(self, kb, timeout_s: float = 300.0) -> None:
+        """Detection runs beside each reply (threads or workers); wait so the counts printed are final."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            queued = DetectionRun.objects.filter(turn__knowledge_base=kb, outcome=DetectionOutcome.QUEUED).count()
+            if not queued:
+                return
+            time.sleep(0.2)
+        self.stderr.write(f"{queued} turn(s) still queued for detection after {timeout_s:.0f} s")

@@ -1,0 +1,87 @@
+"""MACR Reasoner: priority, abstention, explanation, proposed edit, confidence."""
+from __future__ import annotations
+
+import datetime as dt
+
+from agents.macr.reasoner import proposed_edit, suggest
+from agents.macr.rules import Rule, executable_rules
+from agents.types import ArticleText
+
+NOW = dt.date(2026, 5, 10)
+
+FARE_PDF = ArticleText(ref="fares-pdf", title="Fare Table (valid from 1 April 2026)", body="Adult single €29, child €14.",
+                       updated_at=dt.date(2026, 3, 15), source="pdf")
+CARELESS_PAGE = ArticleText(ref="island-page", title="Visiting the islands",
+                            body="New evening sailing at 21:00! An adult single costs €25. Bring a jacket.",
+                            updated_at=dt.date(2026, 5, 2), source="web")
+
+
+def fixed_rule(rule_id, winner, *, priority=50, support=None, kind="executable"):
+    return Rule(id=rule_id, type="*", condition="always", resolution=f"{winner} wins", origin="manual", kind=kind,
+                priority=priority, support=support,
+                condition_check=lambda pair, now: True, resolution_pick=lambda pair, now: winner)
+
+
+def test_trap_suggestion_names_the_deciding_rule_and_the_overridden_one():
+    suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=executable_rules())
+    assert suggestion.winner == "fares-pdf"
+    assert suggestion.refs == ("fares-pdf", "island-page")
+    assert suggestion.rules == ("official-effective-beats-newer-page",)
+    assert "official-effective-beats-newer-page" in suggestion.explanation
+    assert "newer-content-date-wins (would pick island-page)" in suggestion.explanation
+    assert suggestion.confidence == 0.5  # never validated: no evidence either way
+    assert suggestion.proposed_edit is None  # no snippets: no guessed edit
+
+
+def test_abstains_when_no_rule_applies():
+    same_day = ArticleText(ref="b", title="Hours", body="Open 9-17.", updated_at=dt.date(2026, 2, 1))
+    other = ArticleText(ref="a", title="Opening", body="Open 8-16.", updated_at=dt.date(2026, 2, 1))
+    suggestion = suggest(a=same_day, b=other, conflict_type="hours", now=NOW, rules=executable_rules())
+    assert suggestion.winner is None
+    assert suggestion.rules == ()
+    assert suggestion.confidence == 0.0
+    assert suggestion.as_json() == {"refs": ["a", "b"], "winner": None, "explanation": suggestion.explanation, "rules": []}
+
+
+def test_abstains_when_rules_of_the_same_priority_disagree():
+    rules = [fixed_rule("pick-a", "fares-pdf", priority=5), fixed_rule("pick-b", "island-page", priority=5)]
+    suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=rules)
+    assert suggestion.winner is None
+    assert set(suggestion.rules) == {"pick-a", "pick-b"}
+    assert "disagree" in suggestion.explanation
+
+
+def test_higher_priority_overrides_lower_and_confidence_is_mean_support_of_deciding_rules():
+    rules = [fixed_rule("general", "island-page", priority=60, support=0.9),
+             fixed_rule("specific-1", "fares-pdf", priority=5, support=0.8),
+             fixed_rule("specific-2", "fares-pdf", priority=5, support=0.6)]
+    suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=rules)
+    assert suggestion.winner == "fares-pdf"
+    assert suggestion.rules == ("specific-1", "specific-2")
+    assert suggestion.confidence == 0.7
+
+
+def test_textual_rules_are_skipped_without_a_judge_and_used_with_one():
+    textual = Rule(id="promo-loses", type="price", condition="one side is a promotion page",
+                   resolution="the price list wins", origin="induced", kind="textual", priority=1)
+    without = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=[textual])
+    assert without.winner is None
+    with_judge = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=[textual],
+                         textual_judge=lambda rule, pair, now: "fares-pdf")
+    assert with_judge.winner == "fares-pdf" and with_judge.rules == ("promo-loses",)
+    other_type = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="hours", now=NOW, rules=[textual],
+                         textual_judge=lambda rule, pair, now: "fares-pdf")
+    assert other_type.winner is None
+
+
+def test_proposed_edit_replaces_the_losing_sentence_with_the_winning_one():
+    snippets = {"island-page": "An adult single costs €25.", "fares-pdf": "Adult single €29, child €14."}
+    suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=executable_rules(),
+                         snippets=snippets)
+    assert suggestion.proposed_edit == "New evening sailing at 21:00! Adult single €29, child €14. Bring a jacket."
+
+
+def test_no_proposed_edit_when_the_losing_snippet_is_not_in_its_body_verbatim():
+    assert proposed_edit(loser=CARELESS_PAGE, winner_ref="fares-pdf",
+                         snippets={"island-page": "Adults pay €25.", "fares-pdf": "Adult single €29."}) is None
+    assert proposed_edit(loser=CARELESS_PAGE, winner_ref="fares-pdf", snippets={"fares-pdf": "Adult single €29."}) is None

@@ -1,0 +1,120 @@
+import threading
+
+import pytest
+from django.db import connection
+
+from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, Turn
+from conflicts.services import UnknownArticleRefs, turn_reply_record, turn_report
+from conflicts.services.detection import conflict_record
+from conflicts.services.turns import RetrievedRef
+from agents.types import ConflictFinding
+
+
+def report(kb, external_id="t-1", refs=("faq-fare-old", "web-fares"), reply=None):
+    return turn_report(
+        knowledge_base=kb,
+        external_id=external_id,
+        question="How much is a ticket to Inishmara?",
+        retrieved=[RetrievedRef(ref=r, rank=i) for i, r in enumerate(refs, 1)],
+        reply=reply,
+    )
+
+
+@pytest.mark.django_db
+def test_turn_records_retrieved_versions_and_detects_the_conflict(kb, fare_articles, inline_detection, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        turn, created = report(kb)
+    assert created
+    usages = {u.article.external_ref: u for u in ArticleUsage.objects.filter(turn=turn)}
+    assert usages["faq-fare-old"].version_id == fare_articles["old"].current_version_id
+    assert usages["faq-fare-old"].rank == 1
+    run = Turn.objects.get(pk=turn.pk).detection
+    assert run.outcome == DetectionOutcome.OK, run.reason
+    conflict = Conflict.objects.get(knowledge_base=kb)
+    assert {conflict.article_low_id, conflict.article_high_id} == {fare_articles["old"].pk, fare_articles["new"].pk}
+    assert conflict.times_seen == 1 and conflict.type == "price"
+    assert ConflictOccurrence.objects.get(conflict=conflict).turn_id == turn.pk
+
+
+@pytest.mark.django_db
+def test_same_external_id_twice_changes_nothing(kb, fare_articles, inline_detection, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        first, created = report(kb)
+        again, created_again = report(kb, refs=("faq-pets",), reply="something else")
+    assert created and not created_again
+    assert again.pk == first.pk
+    assert Turn.objects.count() == 1
+    assert ArticleUsage.objects.filter(turn=first).count() == 2
+    assert Conflict.objects.get().times_seen == 1
+
+
+@pytest.mark.django_db
+def test_fewer_than_two_articles_is_skipped(kb, fare_articles, inline_detection):
+    turn, _ = report(kb, refs=("faq-pets",))
+    assert turn.detection.outcome == DetectionOutcome.SKIPPED
+    assert "at least 2" in turn.detection.reason
+
+
+@pytest.mark.django_db
+def test_unknown_refs_are_listed_and_nothing_written(kb, fare_articles):
+    with pytest.raises(UnknownArticleRefs) as excinfo:
+        report(kb, refs=("faq-pets", "nope-1", "nope-2"))
+    assert excinfo.value.refs == ["nope-1", "nope-2"]
+    assert not Turn.objects.exists()
+
+
+@pytest.mark.django_db
+def test_refs_of_another_knowledge_base_do_not_resolve(kb, other_kb, fare_articles):
+    with pytest.raises(UnknownArticleRefs):
+        report(other_kb, refs=("faq-fare-old", "web-fares"))
+
+
+@pytest.mark.django_db
+def test_reply_citations_are_parsed_and_marked_on_occurrences(kb, fare_articles, inline_detection, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        turn, _ = report(kb)
+    turn_reply_record(turn=turn, reply="It costs €22 [[web-fares]]. Dogs go free [[faq-pets]].")
+    cited = set(ArticleUsage.objects.filter(turn=turn, cited=True).values_list("article__external_ref", flat=True))
+    assert cited == {"web-fares", "faq-pets"}
+    pets = ArticleUsage.objects.get(turn=turn, article__external_ref="faq-pets")
+    assert pets.rank is None  # cited without being retrieved
+    conflict = Conflict.objects.get()
+    assert conflict.times_cited == 1
+    assert ConflictOccurrence.objects.get(conflict=conflict).cited
+    # the first reply recorded stands
+    turn_reply_record(turn=turn, reply="Another reply [[faq-fare-old]]")
+    turn.refresh_from_db()
+    assert turn.reply.startswith("It costs €22")
+    assert Conflict.objects.get().times_cited == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_workers_finding_the_same_pair_make_one_conflict(kb, fare_articles, inline_detection):
+    turns = [report(kb, external_id=f"t-{i}")[0] for i in range(6)]
+    finding = ConflictFinding(refs=("faq-fare-old", "web-fares"), type="price", explanation="€18 vs €22",
+                              snippets={"faq-fare-old": "€18", "web-fares": "€22"})
+    barrier = threading.Barrier(len(turns))
+    errors = []
+
+    def record(turn):
+        try:
+            usages = {u.article.external_ref: u for u in ArticleUsage.objects.filter(turn=turn).select_related("article")}
+            barrier.wait()
+            conflict_record(turn=turn, finding=finding, usages=usages, detector="claims")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=record, args=(t,)) for t in turns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    conflicts = list(Conflict.objects.filter(knowledge_base=kb))
+    assert len(conflicts) >= 1
+    # detection also ran inline for each turn; whatever the order, one conflict with one occurrence per turn
+    assert len(conflicts) == 1
+    assert conflicts[0].times_seen == len(turns)
+    assert ConflictOccurrence.objects.filter(conflict=conflicts[0]).count() == len(turns)
