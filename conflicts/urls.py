@@ -1,14 +1,32 @@
 from django.contrib.auth import views as auth_views
-from django.http import HttpResponse
 from django.urls import path
 
-
-def home(request):
-    return HttpResponse("kbreview")
-
+from conflicts import views
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", home, name="home"),
+    path("", views.home, name="home"),
+    path("kb/switch/", views.kb_switch, name="kb_switch"),
+    path("conflicts/", views.conflict_queue, name="conflict_queue"),
+    path("conflicts/bulk-dismiss/", views.conflict_bulk_dismiss, name="conflict_bulk_dismiss"),
+    path("conflicts/<int:pk>/", views.conflict_detail, name="conflict_detail"),
+    path("conflicts/<int:pk>/resolve/", views.conflict_resolve_view, name="conflict_resolve"),
+    path("conflicts/<int:pk>/preview/", views.conflict_preview, name="conflict_preview"),
+    path("conflicts/<int:pk>/dismiss/", views.conflict_dismiss_view, name="conflict_dismiss"),
+    path("conflicts/<int:pk>/reopen/", views.conflict_reopen_view, name="conflict_reopen"),
+    path("articles/", views.article_list, name="article_list"),
+    path("articles/<int:pk>/", views.article_detail, name="article_detail"),
+    path("articles/<int:pk>/edit/", views.article_edit_view, name="article_edit"),
+    path("articles/<int:pk>/restore/", views.article_restore_view, name="article_restore"),
+    path(
+        "articles/<int:pk>/versions/<int:version_pk>/restore/",
+        views.article_version_restore_view,
+        name="article_version_restore",
+    ),
+    path("ops/", views.ops_home, name="ops_home"),
+    path("ops/resync/", views.ops_resync, name="ops_resync"),
+    path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),
+    path("ops/tokens/", views.ops_token_create, name="ops_token_create"),
+    path("ops/tokens/<int:pk>/revoke/", views.ops_token_revoke, name="ops_token_revoke"),
 ]

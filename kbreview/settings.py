@@ -78,8 +78,16 @@ EMBEDDED_PGDATA = BASE_DIR / "var" / "pgdata"
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db_url("DATABASE_URL")}
 else:
-    DATABASES = {"default": {"NAME": "kbreview", "USER": "postgres", "EMBEDDED_PGDATA": str(EMBEDDED_PGDATA)}}
+    DATABASES = {
+        "default": {
+            "NAME": env.str("EMBEDDED_DATABASE_NAME", default="kbreview"),
+            "USER": "postgres",
+            "EMBEDDED_PGDATA": str(EMBEDDED_PGDATA),
+        }
+    }
 DATABASES["default"]["ENGINE"] = "kbreview.db.backend"
+# One test database per test process, so parallel runs on one server never trip over each other.
+DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"test_kbreview_{os.getpid()}")}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

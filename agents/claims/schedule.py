@@ -11,7 +11,7 @@ from .text import DAY_NAMES, MONTH_NAMES
 CLOCK = r"(?:\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midday|midnight)"
 RANGE_RE = re.compile(rf"(?:from\s+|between\s+)?(?P<a>{CLOCK})\s?(?:-|\u2013|to|until|and|till)\s?(?P<b>{CLOCK})", re.I)
 ALL_DAY_RE = re.compile(r"\b24 hours a day\b|\b24/7\b|\bopen 24 hours\b|\b24-hour (?:faults |emergency |support )?line\b", re.I)
-DAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?"
+DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)s?"
 DAYSPEC_RE = re.compile(
     rf"\b(?P<range>{DAY}\s?(?:-|\u2013|to)\s?{DAY})\b"
     rf"|\b(?P<list>{DAY}(?:\s?(?:,|and|&)\s?{DAY})*)\b"

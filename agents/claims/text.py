@@ -123,6 +123,8 @@ def stem(word: str) -> str:
         w = w[:-1]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] in "lpt":
         w = w[:-1]
+    if len(w) > 2 and w.endswith("v"):
+        w += "e"  # "moving" -> "move", "arrived" -> "arrive"
     return w
 
 

@@ -85,3 +85,13 @@ def test_no_proposed_edit_when_the_losing_snippet_is_not_in_its_body_verbatim():
     assert proposed_edit(loser=CARELESS_PAGE, winner_ref="fares-pdf",
                          snippets={"island-page": "Adults pay €25.", "fares-pdf": "Adult single €29."}) is None
     assert proposed_edit(loser=CARELESS_PAGE, winner_ref="fares-pdf", snippets={"fares-pdf": "Adult single €29."}) is None
+
+
+def test_past_on_one_side_and_not_yet_in_force_on_the_other_means_neither_is_current():
+    old = ArticleText(ref="old", title="Fares", body="Until 2025 an adult single cost €22.", updated_at=dt.date(2025, 1, 5))
+    new = ArticleText(ref="new", title="Fares", body="From 1 September 2026 an adult single costs €31.",
+                      updated_at=dt.date(2026, 4, 1))
+    snippets = {"old": "Until 2025 an adult single cost €22.", "new": "From 1 September 2026 an adult single costs €31."}
+    suggestion = suggest(a=old, b=new, conflict_type="price", now=NOW, rules=executable_rules(), snippets=snippets)
+    assert suggestion.winner is None
+    assert set(suggestion.rules) == {"explicit-past-statement-loses", "not-yet-in-force-statement-loses"}

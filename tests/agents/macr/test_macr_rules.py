@@ -10,6 +10,7 @@ from agents.macr.rules import (
     EXPLICIT_EFFECTIVE_DATE_WINS,
     EXPLICIT_PAST_STATEMENT_LOSES,
     NEWER_CONTENT_DATE_WINS,
+    NOT_YET_IN_FORCE_STATEMENT_LOSES,
     OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE,
     ConflictPair,
     Rule,
@@ -126,17 +127,40 @@ def test_explicit_effective_date_beats_a_bare_newer_updated_date():
     assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "faq"
 
 
-def test_explicit_effective_date_most_recent_in_force_wins_and_future_ones_do_not_count():
+def test_explicit_effective_date_most_recent_in_force_wins():
     older = article("older", "Since March 2025 the office opens at 8.", updated=dt.date(2025, 3, 1))
     newer = article("newer", "From 1 February 2026 the office opens at 9.", updated=dt.date(2026, 1, 10))
     assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=older, b=newer), NOW) == "newer"
+    # on 15 January the newer page only announces its change: the dates cannot settle the pair
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=older, b=newer), dt.date(2026, 1, 15)) is None
+
+
+def test_a_page_edited_after_its_stated_date_holds_from_its_edit():
+    # "since September 2025" on a page edited in February vouches for February too
+    hours = article("hours", "Fridays 9-14 (since September 2025).", updated=dt.date(2026, 2, 3))
+    other = article("other", "Fridays 9-17.", updated=dt.date(2025, 12, 1))
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=hours, b=other), NOW) == "hours"
+
+
+def test_a_change_announced_for_later_is_not_settled_by_dates():
+    current = article("current", "From 1 February 2026 the office opens at 9.", updated=dt.date(2026, 1, 10))
     announced = article("announced", "From 1 September 2026 the office opens at 10.", updated=dt.date(2026, 4, 1))
-    pair = ConflictPair(a=newer, b=announced)
-    # the announcement is not in force yet: its reference date is its update date (2026-04-01)
-    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "announced"
-    # on 15 January neither stated date is in force yet, so the rule does not apply at all
-    assert not EXPLICIT_EFFECTIVE_DATE_WINS.applies(pair, dt.date(2026, 1, 15))
-    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, dt.date(2026, 1, 15)) is None
+    pair = ConflictPair(a=current, b=announced)
+    # newer, but not in force: neither date rule names it the winner
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) is None
+    assert not NEWER_CONTENT_DATE_WINS.applies(pair, NOW)
+    # once the date has passed, the later stated date wins
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, dt.date(2026, 9, 2)) == "announced"
+    # with the conflicting sentences known, the statement in force today wins
+    snippets = {"current": "the office opens at 9", "announced": "From 1 September 2026 the office opens at 10."}
+    with_snippets = ConflictPair(a=current, b=announced, snippets=snippets)
+    assert NOT_YET_IN_FORCE_STATEMENT_LOSES.resolve(with_snippets, NOW) == "current"
+    assert not NOT_YET_IN_FORCE_STATEMENT_LOSES.applies(with_snippets, dt.date(2026, 9, 2))
+
+
+def test_a_founding_year_is_not_an_effective_date():
+    assert effective_dates("Family-run since 1998, serving customers from 2020.") == []
+    assert effective_dates("Effective 2026, the fare is €31.") == [dt.date(2026, 1, 1)]
 
 
 def test_explicit_effective_date_does_not_apply_without_any_stated_date():

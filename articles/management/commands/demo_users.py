@@ -1,0 +1,27 @@
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from articles.demo import DEMO_SLUG
+from articles.models import KnowledgeBase, Membership, Role
+
+
+class Command(BaseCommand):
+    help = "Create (or reset) one demo user per role on the demo knowledge base, with fresh random passwords."
+
+    def handle(self, *args, **options):
+        kb = KnowledgeBase.objects.filter(slug=DEMO_SLUG).first()
+        if kb is None:
+            raise CommandError("Load the demo first: python manage.py load_demo")
+        User = get_user_model()
+        self.stdout.write("Demo sign-ins (new passwords each run):")
+        for role in Role:
+            user, _ = User.objects.get_or_create(username=role.value)
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+            user.is_staff = role == Role.OPS
+            user.is_superuser = role == Role.OPS
+            user.save()
+            Membership.objects.update_or_create(user=user, knowledge_base=kb, defaults={"role": role})
+            self.stdout.write(f"  {role.value:<9} {user.username} / {password}")

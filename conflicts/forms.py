@@ -1,0 +1,161 @@
+"""Forms of the review console: they parse and validate; services do the writing."""
+from __future__ import annotations
+
+from django import forms
+
+from conflicts.models import ConflictStatus, ConflictType, ReviewWinner
+from conflicts.selectors import QUEUE_SORTS
+from conflicts.services import ArticleFix
+
+
+class QueueFilterForm(forms.Form):
+    status = forms.ChoiceField(choices=ConflictStatus.choices, required=False)
+    type = forms.ChoiceField(choices=[("", "All types"), *ConflictType.choices], required=False)
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    article = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    sort = forms.ChoiceField(
+        choices=[("impact", "Impact"), ("recent", "Most recent"), ("seen", "Times seen"), ("reviewed", "Reviewed last")],
+        required=False,
+    )
+
+    def values(self) -> dict:
+        """The cleaned filters with defaults; invalid input falls back to the defaults rather than erroring."""
+        data = self.cleaned_data if self.is_valid() else {}
+        sort = data.get("sort") or "impact"
+        return {
+            "status": data.get("status") or ConflictStatus.OPEN,
+            "type": data.get("type") or "",
+            "query": (data.get("q") or "").strip(),
+            "article_id": data.get("article"),
+            "sort": sort if sort in QUEUE_SORTS else "impact",
+        }
+
+
+class BulkDismissForm(forms.Form):
+    ids = forms.TypedMultipleChoiceField(coerce=int, choices=(), error_messages={"required": "Select at least one conflict."})
+    reason = forms.CharField(max_length=2000, error_messages={"required": "A reason is required to dismiss."})
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The ids are checked against the knowledge base in the view; here only that they are integers.
+        raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else self.data.get("ids", [])
+        self.fields["ids"].choices = [(value, value) for value in raw]
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("A reason is required to dismiss.")
+        return reason
+
+
+class DismissForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why the difference is intentional.",
+        error_messages={"required": "A reason is required to dismiss."},
+    )
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("A reason is required to dismiss.")
+        return reason
+
+
+class ReopenForm(forms.Form):
+    note = forms.CharField(max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+ACTION_CHOICES = [("keep", "Keep as is"), ("edit", "Edit"), ("delete", "Delete (restorable)")]
+SIDES = ("low", "high")
+
+
+class ResolveForm(forms.Form):
+    """Edit either article or both, or delete one; fields are per side: low_* and high_*."""
+
+    low_action = forms.ChoiceField(choices=ACTION_CHOICES, initial="keep", widget=forms.RadioSelect)
+    low_body = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 12}))
+    low_expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
+    high_action = forms.ChoiceField(choices=ACTION_CHOICES, initial="keep", widget=forms.RadioSelect)
+    high_body = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 12}))
+    high_expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
+    winner = forms.ChoiceField(
+        choices=[("", "Let the edit decide"), *ReviewWinner.choices], required=False, label="Which side was right"
+    )
+    note = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, conflict=None, **kwargs):
+        self.conflict = conflict
+        super().__init__(*args, **kwargs)
+
+    def clean(self):
+        data = super().clean()
+        conflict = self.conflict
+        if conflict is None or self.errors:
+            return data
+        articles = {"low": conflict.article_low, "high": conflict.article_high}
+        actions = {side: data.get(f"{side}_action") for side in SIDES}
+        if all(action == "delete" for action in actions.values()):
+            raise forms.ValidationError("Delete at most one of the two articles; edit the other or keep it.")
+        for side in SIDES:
+            if actions[side] != "edit":
+                continue
+            body = (data.get(f"{side}_body") or "").strip()
+            current = articles[side].current_version
+            if not body:
+                self.add_error(f"{side}_body", "The text cannot be empty; choose Delete to remove the article.")
+            elif current is not None and body == current.body.strip():
+                self.add_error(f"{side}_body", "The text is unchanged; edit it or choose Keep as is.")
+        if all(action == "keep" for action in actions.values()) and not (data.get("note") or "").strip():
+            raise forms.ValidationError("Edit or delete an article, or say in a note what was done.")
+        return data
+
+    def fixes(self) -> list[ArticleFix]:
+        conflict, data = self.conflict, self.cleaned_data
+        ids = {"low": conflict.article_low_id, "high": conflict.article_high_id}
+        fixes = []
+        for side in SIDES:
+            action = data[f"{side}_action"]
+            if action == "keep":
+                continue
+            fixes.append(
+                ArticleFix(
+                    article_id=ids[side],
+                    expected_version_id=data[f"{side}_expected_version_id"],
+                    action=action,
+                    body=(data.get(f"{side}_body") or "").strip() if action == "edit" else "",
+                )
+            )
+        return fixes
+
+
+class VersionRestoreForm(forms.Form):
+    expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
+
+
+class ArticleEditForm(forms.Form):
+    title = forms.CharField(max_length=500)
+    body = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 14}))
+    expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
+    note = forms.CharField(required=False, max_length=2000)
+
+    def clean_body(self):
+        body = self.cleaned_data["body"].strip()
+        if not body:
+            raise forms.ValidationError("The text cannot be empty.")
+        return body
+
+
+class ResyncForm(forms.Form):
+    full = forms.BooleanField(required=False, label="Re-embed every article (not only stale ones)")
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="Which chatbot uses it.")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Give the token a name.")
+        return name

@@ -1,0 +1,41 @@
+"""The review console's views: thin (parse, call a selector or service, render a template or partial)."""
+from conflicts.views.account import kb_switch
+from conflicts.views.articles import (
+    article_detail,
+    article_edit_view,
+    article_list,
+    article_restore_view,
+    article_version_restore_view,
+)
+from conflicts.views.dashboard import home
+from conflicts.views.detail import (
+    conflict_detail,
+    conflict_dismiss_view,
+    conflict_preview,
+    conflict_reopen_view,
+    conflict_resolve_view,
+)
+from conflicts.views.ops import ops_home, ops_resync, ops_sync_job, ops_token_create, ops_token_revoke
+from conflicts.views.queue import conflict_bulk_dismiss, conflict_queue
+
+__all__ = [
+    "article_detail",
+    "article_edit_view",
+    "article_list",
+    "article_restore_view",
+    "article_version_restore_view",
+    "conflict_bulk_dismiss",
+    "conflict_detail",
+    "conflict_dismiss_view",
+    "conflict_preview",
+    "conflict_queue",
+    "conflict_reopen_view",
+    "conflict_resolve_view",
+    "home",
+    "kb_switch",
+    "ops_home",
+    "ops_resync",
+    "ops_sync_job",
+    "ops_token_create",
+    "ops_token_revoke",
+]

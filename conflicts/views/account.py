@@ -1,0 +1,30 @@
+"""Switching the current knowledge base (kept in the session)."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from articles.models import Membership
+from conflicts.permissions import SESSION_KB_KEY
+
+
+@login_required
+@require_POST
+def kb_switch(request):
+    try:
+        kb_id = int(request.POST.get("knowledge_base", ""))
+    except ValueError:
+        raise Http404("No such knowledge base.") from None
+    membership = Membership.objects.filter(user=request.user, knowledge_base_id=kb_id).first()
+    if membership is None:
+        raise Http404("No such knowledge base.")
+    request.session[SESSION_KB_KEY] = membership.knowledge_base_id
+    target = request.POST.get("next", "")
+    # Object ids belong to one knowledge base, so go to the section's list, never the same object page.
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}) or not target.startswith("/"):
+        target = reverse("home")
+    return redirect(target)

@@ -1,0 +1,158 @@
+"""Articles: list and retrieval search, detail with version history and diffs, edit, restore."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from articles import selectors as article_selectors
+from articles.models import Article, ArticleStatus, ArticleVersion, Role
+from articles.services import (
+    ArticleInputError,
+    StaleVersionError,
+    article_edit,
+    article_reindex,
+    article_restore,
+    article_version_restore,
+)
+from conflicts import selectors
+from conflicts.forms import ArticleEditForm
+from conflicts.permissions import allows, kb_view
+from conflicts.views.common import get_in_kb_or_404, query_string, render_page
+from conflicts.views.display import diff_html
+
+PAGE_SIZE = 50
+
+
+@kb_view()
+def article_list(request):
+    query = request.GET.get("q", "").strip()[:300]
+    mode = "retrieval" if request.GET.get("mode") == "retrieval" else "titles"
+    include_deleted = request.GET.get("deleted") == "1"
+    context = {"q": query, "mode": mode, "include_deleted": include_deleted, "hits": None, "page": None}
+    if mode == "retrieval" and query:
+        # What the chatbot's retrieval returns for this question, right now.
+        context["hits"] = article_selectors.search(knowledge_base=request.kb, question=query)
+    else:
+        articles = article_selectors.article_list(knowledge_base=request.kb, include_deleted=include_deleted, query=query)
+        page = Paginator(articles, PAGE_SIZE).get_page(request.GET.get("page"))
+        params = {"q": query, "deleted": "1" if include_deleted else ""}
+        context.update(
+            page=page,
+            prev_url=query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
+            next_url=query_string(params, page=page.next_page_number()) if page.has_next() else "",
+        )
+    return render_page(request, "conflicts/articles/list.html", context, partial="results")
+
+
+def _article_or_404(request, pk: int) -> Article:
+    return get_in_kb_or_404(Article.objects.select_related("current_version"), knowledge_base=request.kb, pk=pk)
+
+
+def _version_diff(request, article: Article, versions: list[ArticleVersion]):
+    by_id = {v.pk: v for v in versions}
+    try:
+        from_id, to_id = int(request.GET.get("from", 0)), int(request.GET.get("to", 0))
+    except ValueError:
+        raise Http404("Unknown version.") from None
+    if not (from_id or to_id):
+        return None
+    old, new = by_id.get(from_id), by_id.get(to_id)
+    if old is None or new is None:
+        raise Http404("Unknown version.")  # another article's (or knowledge base's) version id
+    return {"old": old, "new": new, "diff": diff_html(old=f"{old.title}\n\n{old.body}", new=f"{new.title}\n\n{new.body}")}
+
+
+def article_context(request, article: Article, *, edit_form=None, error: str = "") -> dict:
+    versions = list(article_selectors.article_versions(article=article))
+    current = article.current_version
+    return {
+        "article": article,
+        "versions": versions,
+        "deleted": article.status == ArticleStatus.DELETED,
+        "version_diff": _version_diff(request, article, versions),
+        "conflicts": selectors.conflicts_for_article(knowledge_base=request.kb, article_id=article.pk),
+        "can_review": allows(request, Role.REVIEWER),
+        "edit_form": edit_form
+        or ArticleEditForm(
+            initial={
+                "title": current.title if current else article.title,
+                "body": current.body if current else "",
+                "expected_version_id": article.current_version_id,
+            }
+        ),
+        "error": error,
+    }
+
+
+@kb_view()
+def article_detail(request, pk: int):
+    article = _article_or_404(request, pk)
+    partial = "version-diff" if "from" in request.GET else None
+    return render_page(request, "conflicts/articles/detail.html", article_context(request, article), partial=partial)
+
+
+def _back(request, article: Article, message: str):
+    messages.success(request, message)
+    return redirect(reverse("article_detail", args=[article.pk]))
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def article_edit_view(request, pk: int):
+    article = _article_or_404(request, pk)
+    form = ArticleEditForm(request.POST)
+    status, error = 400, ""
+    if article.status == ArticleStatus.DELETED:
+        error = "This article is deleted; restore it before editing."
+    elif form.is_valid():
+        try:
+            article_edit(
+                article=article,
+                expected_version_id=form.cleaned_data["expected_version_id"],
+                title=form.cleaned_data["title"],
+                body=form.cleaned_data["body"],
+                note=form.cleaned_data["note"],
+                actor=request.user,
+            )
+        except StaleVersionError as exc:
+            status, error = 409, str(exc)
+        except ArticleInputError as exc:
+            error = str(exc)
+        else:
+            article_reindex(article_id=article.pk)  # the edit reaches retrieval before we answer
+            return _back(request, article, "Saved as a new version and re-indexed.")
+    article = _article_or_404(request, pk)
+    return render_page(request, "conflicts/articles/detail.html", article_context(request, article, edit_form=form, error=error),
+                       partial="edit-form", status=status)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def article_restore_view(request, pk: int):
+    article = _article_or_404(request, pk)
+    article_restore(article=article, actor=request.user, note=request.POST.get("note", "")[:2000])
+    return _back(request, article, "Restored and re-indexed.")
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def article_version_restore_view(request, pk: int, version_pk: int):
+    article = _article_or_404(request, pk)
+    version = ArticleVersion.objects.filter(article=article, pk=version_pk).first()
+    if version is None:
+        raise Http404("Unknown version.")
+    try:
+        expected = int(request.POST.get("expected_version_id", ""))
+    except ValueError:
+        expected = -1  # a missing version id can never match: refuse rather than overwrite blindly
+    try:
+        article_version_restore(article=article, version=version, expected_version_id=expected, actor=request.user)
+    except StaleVersionError as exc:
+        article = _article_or_404(request, pk)
+        return render_page(request, "conflicts/articles/detail.html", article_context(request, article, error=str(exc)),
+                           status=409)
+    return _back(request, article, f"Version {version.number} restored as a new version and re-indexed.")

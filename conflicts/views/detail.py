@@ -1,0 +1,176 @@
+"""One conflict: both articles side by side, occurrences, timeline; resolve, dismiss, reopen."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from articles.models import ArticleStatus, Role
+from articles.services import ArticleInputError, StaleVersionError
+from conflicts import selectors
+from conflicts.forms import DismissForm, ReopenForm, ResolveForm
+from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
+from conflicts.permissions import allows, kb_view
+from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
+from conflicts.views.common import render_page
+from conflicts.views.display import diff_html, highlight
+
+TEMPLATE = "conflicts/detail.html"
+
+
+def _conflict_or_404(request, pk: int) -> Conflict:
+    try:
+        return selectors.conflict_detail(knowledge_base=request.kb, conflict_id=pk)
+    except Conflict.DoesNotExist:
+        raise Http404("Not found in this knowledge base.") from None
+
+
+def _side(conflict: Conflict, side: str) -> dict:
+    article = conflict.article_low if side == "low" else conflict.article_high
+    version = article.current_version
+    snippet = conflict.snippet_low if side == "low" else conflict.snippet_high
+    body = version.body if version else ""
+    html, found = highlight(text=body, snippet=snippet)
+    return {
+        "side": side,
+        "letter": "A" if side == "low" else "B",
+        "article": article,
+        "version": version,
+        "deleted": article.status == ArticleStatus.DELETED,
+        "body_html": html,
+        "snippet": snippet,
+        "snippet_found": found,
+    }
+
+
+def _resolve_form(conflict: Conflict, data=None) -> ResolveForm:
+    initial = {}
+    for side, article in (("low", conflict.article_low), ("high", conflict.article_high)):
+        initial[f"{side}_action"] = "keep"
+        initial[f"{side}_body"] = article.current_version.body if article.current_version else ""
+        initial[f"{side}_expected_version_id"] = article.current_version_id
+    form = ResolveForm(data, initial=initial, conflict=conflict)
+    form.fields["winner"].choices = [
+        ("", "Let the edit decide"),
+        (ReviewWinner.LOW, f"A: {conflict.article_low.title}"),
+        (ReviewWinner.HIGH, f"B: {conflict.article_high.title}"),
+        (ReviewWinner.NEITHER, ReviewWinner.NEITHER.label),
+        (ReviewWinner.BOTH, ReviewWinner.BOTH.label),
+    ]
+    return form
+
+
+def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_form=None, reopen_form=None,
+                   action_error: str = "") -> dict:
+    low, high = _side(conflict, "low"), _side(conflict, "high")
+    # The relevant passages are the snippets; without them, the whole texts.
+    passage_a = conflict.snippet_low or (low["version"].body if low["version"] else "")
+    passage_b = conflict.snippet_high or (high["version"].body if high["version"] else "")
+    return {
+        "conflict": conflict,
+        "sides": [low, high],
+        "type_label": ConflictType(conflict.type).label if conflict.type in ConflictType.values else conflict.type,
+        "passage_diff": diff_html(old=passage_a, new=passage_b),
+        "occurrences": selectors.conflict_occurrences(conflict=conflict),
+        "activity": selectors.conflict_activity(conflict=conflict),
+        "can_review": allows(request, Role.REVIEWER),
+        "is_open": conflict.status == ConflictStatus.OPEN,
+        "resolve_form": resolve_form or _resolve_form(conflict),
+        "dismiss_form": dismiss_form or DismissForm(),
+        "reopen_form": reopen_form or ReopenForm(),
+        "action_error": action_error,
+    }
+
+
+@kb_view()
+def conflict_detail(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    return render_page(request, TEMPLATE, detail_context(request, conflict))
+
+
+def _done(request, conflict: Conflict, message: str):
+    messages.success(request, message)
+    url = reverse("conflict_detail", args=[conflict.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_resolve_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    form = _resolve_form(conflict, request.POST)
+    status = 400
+    if form.is_valid():
+        try:
+            conflict_resolve(
+                conflict=conflict,
+                fixes=form.fixes(),
+                actor=request.user,
+                note=form.cleaned_data["note"].strip(),
+                winner=form.cleaned_data["winner"],
+            )
+        except (StaleVersionError, ConflictStateError) as exc:
+            # Nothing was written: the service works in one transaction and refuses before it commits.
+            form.add_error(None, str(exc))
+            status = 409
+        except ArticleInputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return _done(request, conflict, "Resolved. The edited articles are re-indexed and retrieval shows the fix.")
+    conflict = _conflict_or_404(request, pk)  # show the texts as they are now
+    context = detail_context(request, conflict, resolve_form=form)
+    return render_page(request, TEMPLATE, context, partial="resolve-form", status=status)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_preview(request, pk: int):
+    """The proposed change of one article as a diff against its current version (writes nothing)."""
+    conflict = _conflict_or_404(request, pk)
+    side = request.POST.get("side")
+    if side not in ("low", "high"):
+        raise Http404("Unknown side.")
+    article = conflict.article_low if side == "low" else conflict.article_high
+    current = article.current_version.body if article.current_version else ""
+    proposed = request.POST.get(f"{side}_body", "")
+    context = {"conflict": conflict, "preview_side": side, "preview": diff_html(old=current, new=proposed)}
+    return render_page(request, TEMPLATE, {**detail_context(request, conflict), **context}, partial="preview")
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_dismiss_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    form = DismissForm(request.POST)
+    status, error = 400, ""
+    if form.is_valid():
+        try:
+            conflict_dismiss(conflict=conflict, actor=request.user, reason=form.cleaned_data["reason"])
+        except ConflictStateError as exc:
+            status, error = 409, str(exc)
+        else:
+            return _done(request, conflict, "Dismissed: the difference is recorded as intentional.")
+    conflict = _conflict_or_404(request, pk)
+    context = detail_context(request, conflict, dismiss_form=form, action_error=error)
+    return render_page(request, TEMPLATE, context, partial="review-actions", status=status)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_reopen_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    form = ReopenForm(request.POST)
+    status, error = 400, ""
+    if form.is_valid():
+        try:
+            conflict_reopen(conflict=conflict, actor=request.user, note=form.cleaned_data["note"].strip())
+        except ConflictStateError as exc:
+            status, error = 409, str(exc)
+        else:
+            return _done(request, conflict, "Reopened.")
+    conflict = _conflict_or_404(request, pk)
+    context = detail_context(request, conflict, reopen_form=form, action_error=error)
+    return render_page(request, TEMPLATE, context, partial="review-actions", status=status)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run the console on http://127.0.0.1:8000 with the demo knowledge base, on the embedded database.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+export DJANGO_DEBUG="${DJANGO_DEBUG:-true}"
+PY=.venv/bin/python
+$PY manage.py migrate --noinput
+$PY manage.py load_demo
+$PY manage.py demo_users
+if [ -z "$($PY manage.py shell -c 'from conflicts.models import Turn; print(Turn.objects.filter(external_id__startswith="demo-").exists() or "")' 2>/dev/null)" ]; then
+  $PY manage.py replay_demo
+fi
+echo "Console: http://127.0.0.1:8000  (demo users above; Django admin at /admin/)"
+exec $PY manage.py runserver 127.0.0.1:8000

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install what the tests need and run them all (unit, API, a real Celery worker on Redis, browser).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "Installing Debian's chromium for the browser tests..."
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi
+fi
+# The worker test talks to Redis on 127.0.0.1:6379; start one if none answers and redis-server exists.
+if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 ping >/dev/null 2>&1; then
+  if command -v redis-server >/dev/null 2>&1; then
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
+  fi
+fi
+exec .venv/bin/python -m pytest "$@"
