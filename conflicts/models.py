@@ -237,3 +237,99 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class RuleStatus(models.TextChoices):
+    CANDIDATE = "candidate", "Candidate"
+    ACTIVE = "active", "Active"
+    RETIRED = "retired", "Retired"
+
+
+class RuleOrigin(models.TextChoices):
+    EXECUTABLE = "executable", "Executable template"
+    INDUCED = "induced", "Induced from decisions"
+    MANUAL = "manual", "Written by staff"
+
+
+class ResolutionRule(models.Model):
+    """One rule of a knowledge base's rule base, with its validation figures.
+
+    Executable templates live in code (agents.macr.rules) and are shared; each knowledge base keeps
+    its own row per template for its own figures, status and on/off switch. Textual rules (induced or
+    manual) are applied by the LLM."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="resolution_rules")
+    rule_id = models.CharField(max_length=100)
+    type = models.CharField(max_length=20, default="*")
+    condition = models.TextField()
+    resolution = models.TextField()
+    origin = models.CharField(max_length=12, choices=RuleOrigin.choices)
+    status = models.CharField(max_length=10, choices=RuleStatus.choices, default=RuleStatus.CANDIDATE)
+    enabled = models.BooleanField(default=True)
+    priority = models.IntegerField(default=50)
+    coverage = models.FloatField(null=True, blank=True)
+    support = models.FloatField(null=True, blank=True)
+    times_applied = models.PositiveIntegerField(default=0)
+    rule_base_version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["knowledge_base", "rule_id"], name="rule_id_unique_per_kb"),
+            models.CheckConstraint(condition=models.Q(status__in=RuleStatus.values), name="rule_status_valid"),
+        ]
+        ordering = ["priority", "rule_id"]
+
+
+class InductionStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+
+
+class InductionRun(models.Model):
+    """One run of the Observer: rules validated on held-out staff decisions."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="induction_runs")
+    status = models.CharField(max_length=10, choices=InductionStatus.choices, default=InductionStatus.RUNNING)
+    reason = models.TextField(blank=True)
+    decisions = models.PositiveIntegerField(default=0)
+    training = models.PositiveIntegerField(default=0)
+    validation = models.PositiveIntegerField(default=0)
+    candidates = models.PositiveIntegerField(default=0)
+    accepted = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    rule_base_version = models.PositiveIntegerField(default=0)
+    figures = models.JSONField(default=list, blank=True)  # per rule: coverage, support, accepted
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+
+class SuggestionStatus(models.TextChoices):
+    SUGGESTED = "suggested", "A side is suggested"
+    ABSTAINED = "abstained", "Cannot tell"
+    FAILED = "failed", "Failed"
+
+
+class ResolutionSuggestion(models.Model):
+    """The engine's latest suggestion for a conflict, and what it was computed on."""
+
+    conflict = models.OneToOneField(Conflict, on_delete=models.CASCADE, related_name="suggestion")
+    status = models.CharField(max_length=10, choices=SuggestionStatus.choices)
+    winner = models.ForeignKey(Article, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    explanation = models.TextField(blank=True)
+    rules = models.JSONField(default=list, blank=True)  # [{"id", "coverage", "support"}]
+    confidence = models.FloatField(default=0.0)
+    edit_article = models.ForeignKey(Article, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    proposed_edit = models.TextField(blank=True)
+    version_low = models.ForeignKey(ArticleVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+    rule_base_version = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)

@@ -12,3 +12,32 @@ def detect_turn(self, turn_id: int) -> str:
         return turn_detect(turn_id=turn_id).outcome
     except Exception as exc:  # database hiccup etc.; detector faults are already recorded as outcomes
         raise self.retry(exc=exc)
+
+
+@shared_task(bind=True, max_retries=3, default_retry_delay=10, acks_late=True, time_limit=300, soft_time_limit=240)
+def compute_suggestion(self, conflict_id: int) -> str:
+    from conflicts.services.suggestions import suggestion_compute
+
+    try:
+        return suggestion_compute(conflict_id=conflict_id).status
+    except Exception as exc:
+        raise self.retry(exc=exc)
+
+
+@shared_task(bind=True, max_retries=2, default_retry_delay=60, acks_late=True, time_limit=1800, soft_time_limit=1700)
+def induce_rules(self, knowledge_base_id: int) -> str:
+    from articles.models import KnowledgeBase
+    from conflicts.services.suggestions import rule_induction_run
+
+    return rule_induction_run(knowledge_base=KnowledgeBase.objects.get(pk=knowledge_base_id)).status
+
+
+@shared_task
+def induce_rules_all() -> int:
+    """Nightly (Celery beat): one induction task per knowledge base."""
+    from articles.models import KnowledgeBase
+
+    ids = list(KnowledgeBase.objects.values_list("pk", flat=True))
+    for kb_id in ids:
+        induce_rules.delay(kb_id)
+    return len(ids)

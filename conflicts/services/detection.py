@@ -31,6 +31,7 @@ from conflicts.models import (
     DetectionRun,
     FINISHED_OUTCOMES,
     PairVerdict,
+    ResolutionSuggestion,
     Turn,
 )
 
@@ -188,7 +189,16 @@ def conflict_record(
             conflict.recurred_after_review = True
             _activity(conflict=conflict, kind=ActivityKind.RECURRED, detail={"turn": turn.external_id})
         conflict.save()
+        if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
+            from conflicts.services.suggestions import suggestion_enqueue
+
+            suggestion_enqueue(conflict_id=conflict.pk)
     return conflict
+
+
+def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
+    seen = ResolutionSuggestion.objects.filter(conflict=conflict).values_list("version_low_id", "version_high_id").first()
+    return seen != (version_low_id, version_high_id)
 
 
 def _logaddexp(a: float, b: float) -> float:

@@ -158,7 +158,9 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
 
 
 def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Conflict:
-    return conflict_transition(
+    from conflicts.services.suggestions import suggestion_enqueue
+
+    reopened = conflict_transition(
         conflict=conflict,
         to_status=ConflictStatus.OPEN,
         from_statuses=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED),
@@ -166,3 +168,5 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         note=note,
         recurred_after_review=False,
     )
+    suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
+    return reopened

@@ -1,0 +1,13 @@
+// Small conveniences; every page works without them.
+document.addEventListener("input", (event) => {
+  // Typing in an article's editor means "edit this one".
+  const area = event.target.closest("textarea[data-side]");
+  if (!area) return;
+  const radio = area.form && area.form.querySelector(`input[name="${area.dataset.side}_action"][value="edit"]`);
+  if (radio) radio.checked = true;
+});
+document.addEventListener("change", (event) => {
+  if (!event.target.matches("input.select-all")) return;
+  const form = event.target.closest("form");
+  form.querySelectorAll('input[name="ids"]').forEach((box) => { box.checked = event.target.checked; });
+});

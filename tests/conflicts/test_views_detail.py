@@ -1,0 +1,203 @@
+"""Conflict detail, resolve / dismiss / reopen through the views, stale-edit and concurrent refusals."""
+import pytest
+from django.urls import reverse
+
+from articles.models import Article, ArticleStatus, ArticleVersion
+from articles.selectors import search
+from articles.services import article_edit
+from conflicts.models import Conflict, ConflictActivity
+from conflicts.services import conflict_dismiss
+from tests.conflicts.console_support import add_occurrence, detected_pair, make_conflict, make_user
+from tests.factories import make_article
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def detected(kb, settings, django_capture_on_commit_callbacks):
+    settings.DETECTION_DISPATCH = "inline"
+    settings.DETECTION_DETECTOR = "claims"
+    with django_capture_on_commit_callbacks(execute=True):
+        a, b, turn = detected_pair(kb)
+    conflict = Conflict.objects.get(knowledge_base=kb)
+    return conflict, a, b, turn
+
+
+@pytest.fixture
+def reviewer(kb):
+    return make_user("rita", kb, "reviewer")
+
+
+def resolve_data(conflict, **changes):
+    conflict = Conflict.objects.select_related("article_low__current_version", "article_high__current_version").get(pk=conflict.pk)
+    data = {
+        "low_action": "keep", "low_body": conflict.article_low.current_version.body,
+        "low_expected_version_id": conflict.article_low.current_version_id,
+        "high_action": "keep", "high_body": conflict.article_high.current_version.body,
+        "high_expected_version_id": conflict.article_high.current_version_id,
+        "winner": "", "note": "",
+    }
+    data.update(changes)
+    return data
+
+
+def test_detail_shows_both_articles_highlighted_diff_occurrences_and_timeline(client, detected, reviewer):
+    conflict, a, b, turn = detected
+    client.force_login(reviewer)
+    response = client.get(reverse("conflict_detail", args=[conflict.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "fare car fares 2025" in html and "fare car fares 2026" in html
+    assert "<mark>A standard car ticket costs €25 one way.</mark>" in html
+    assert "<del>€25</del>" in html and "<ins>€32</ins>" in html  # the two passages compared
+    assert "How much is a car ticket?" in html and "A car ticket costs €25. [[fare-2025]]" in html
+    assert "reply cited one of them" in html
+    assert "disagree about" in html  # the detector's explanation
+    assert "Detected" in html  # the activity timeline
+    assert 'id="suggestion"' in html
+    assert "fare-2025.json" in html  # sources
+
+
+def test_detail_queries_do_not_grow_with_occurrences(client, kb, reviewer, django_assert_max_num_queries):
+    a = make_article(kb, "a", "Tickets cost €10.", index=False)
+    b = make_article(kb, "b", "Tickets cost €12.", index=False)
+    conflict = make_conflict(kb, a, b)
+    for i in range(40):
+        add_occurrence(conflict, external_id=f"t{i}", question=f"q{i}", reply=f"r{i}")
+    client.force_login(reviewer)
+    client.get(reverse("conflict_detail", args=[conflict.pk]))
+    with django_assert_max_num_queries(10):
+        response = client.get(reverse("conflict_detail", args=[conflict.pk]))
+    assert len(response.context["occurrences"]) == 20
+
+
+def test_resolve_by_editing_one_article_reindexes_and_search_shows_the_fix(client, kb, detected, reviewer):
+    conflict, a, b, _ = detected
+    low_is_a = conflict.article_low_id == a.pk
+    side = "low" if low_is_a else "high"
+    new_text = "A standard car ticket costs €32 one way since January 2026."
+    client.force_login(reviewer)
+    response = client.post(
+        reverse("conflict_resolve", args=[conflict.pk]),
+        resolve_data(conflict, **{f"{side}_action": "edit", f"{side}_body": new_text, "note": "old fare"}),
+        **HTMX,
+    )
+    assert response.status_code == 200 and response["HX-Redirect"] == reverse("conflict_detail", args=[conflict.pk])
+    conflict.refresh_from_db()
+    assert conflict.status == "processed" and conflict.reviewed_by == reviewer and conflict.review_note == "old fare"
+    assert conflict.winner == ("high" if low_is_a else "low")  # the edited side lost
+    a.refresh_from_db()
+    assert a.current_version.body == new_text and a.current_version.reason == "resolve"
+    assert a.indexed_version_id == a.current_version_id
+    activity = ConflictActivity.objects.filter(conflict=conflict, kind="resolved").get()
+    assert activity.actor == reviewer and activity.from_status == "open" and activity.to_status == "processed"
+    hits = search(knowledge_base=kb, question="car ticket price")
+    texts = " ".join(chunk for hit in hits for chunk in hit.chunks)
+    assert "since January 2026" in texts and "€25" not in texts
+    # ...and it is listed under Resolved now
+    resolved = client.get(reverse("conflict_queue"), {"status": "processed"}).context["conflicts"]
+    assert [c.pk for c in resolved] == [conflict.pk]
+
+
+def test_resolve_by_deleting_one_article_is_soft(client, detected, reviewer):
+    conflict, a, b, _ = detected
+    side = "low" if conflict.article_low_id == a.pk else "high"
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_resolve", args=[conflict.pk]), resolve_data(conflict, **{f"{side}_action": "delete"}))
+    assert response.status_code == 302
+    a.refresh_from_db()
+    assert a.status == ArticleStatus.DELETED and a.versions.count() == 1
+    assert Conflict.objects.get(pk=conflict.pk).status == "processed"
+
+
+def test_resolve_with_nothing_done_and_no_note_is_refused(client, detected, reviewer):
+    conflict, *_ = detected
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_resolve", args=[conflict.pk]), resolve_data(conflict), **HTMX)
+    assert response.status_code == 400
+    assert "say in a note what was done" in response.content.decode()
+    assert "<html" not in response.content.decode()  # only the form partial
+    assert Conflict.objects.get(pk=conflict.pk).status == "open"
+
+
+def test_resolve_with_a_note_only_and_an_explicit_winner(client, detected, reviewer):
+    conflict, *_ = detected
+    client.force_login(reviewer)
+    client.post(reverse("conflict_resolve", args=[conflict.pk]), resolve_data(conflict, note="fixed upstream", winner="neither"))
+    conflict.refresh_from_db()
+    assert conflict.status == "processed" and conflict.winner == "neither"
+
+
+def test_stale_edit_is_refused_with_409_and_nothing_written(client, kb, detected, reviewer):
+    conflict, a, b, _ = detected
+    side = "low" if conflict.article_low_id == a.pk else "high"
+    data = resolve_data(conflict, **{f"{side}_action": "edit", f"{side}_body": "A car ticket costs €40."})
+    # someone else edits the article after the reviewer opened the page
+    article_edit(article=a, expected_version_id=a.current_version_id, body="A car ticket costs €35 now.")
+    versions_before = ArticleVersion.objects.filter(article=a).count()
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_resolve", args=[conflict.pk]), data, **HTMX)
+    assert response.status_code == 409
+    assert "changed by someone else" in response.content.decode()
+    assert "A car ticket costs €40." in response.content.decode()  # the reviewer's text is kept in the form
+    assert ArticleVersion.objects.filter(article=a).count() == versions_before
+    assert Article.objects.get(pk=a.pk).current_version.body == "A car ticket costs €35 now."
+    conflict.refresh_from_db()
+    assert conflict.status == "open" and not ConflictActivity.objects.filter(conflict=conflict, kind="resolved").exists()
+
+
+def test_concurrent_resolve_second_reviewer_is_told_and_nothing_written(client, kb, detected, reviewer):
+    conflict, a, b, _ = detected
+    side = "low" if conflict.article_low_id == a.pk else "high"
+    data = resolve_data(conflict, **{f"{side}_action": "edit", f"{side}_body": "A car ticket costs €99."})
+    other = make_user("olga", kb, "reviewer")
+    conflict_dismiss(conflict=conflict, actor=other, reason="intentional")  # the other reviewer wins
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_resolve", args=[conflict.pk]), data, **HTMX)
+    assert response.status_code == 409
+    assert "already dismissed by olga" in response.content.decode()
+    assert Article.objects.get(pk=a.pk).current_version.body == "A standard car ticket costs €25 one way."
+
+
+def test_unchanged_edit_is_a_form_error(client, detected, reviewer):
+    conflict, *_ = detected
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_resolve", args=[conflict.pk]), resolve_data(conflict, low_action="edit"))
+    assert response.status_code == 400 and "The text is unchanged" in response.content.decode()
+
+
+def test_preview_renders_a_diff_partial_and_writes_nothing(client, detected, reviewer):
+    conflict, *_ = detected
+    client.force_login(reviewer)
+    body = conflict.article_low.current_version.body.replace("one way", "return")
+    response = client.post(reverse("conflict_preview", args=[conflict.pk]), {"side": "low", "low_body": body}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<del>one way.</del><ins>return.</ins>" in html
+    assert "<html" not in html
+    assert ArticleVersion.objects.filter(article_id=conflict.article_low_id).count() == 1
+
+
+def test_dismiss_requires_reason_then_dismisses_and_reopen_works(client, detected, reviewer):
+    conflict, *_ = detected
+    client.force_login(reviewer)
+    url = reverse("conflict_dismiss", args=[conflict.pk])
+    refused = client.post(url, {"reason": " "}, **HTMX)
+    assert refused.status_code == 400 and "reason is required" in refused.content.decode()
+    assert Conflict.objects.get(pk=conflict.pk).status == "open"
+    done = client.post(url, {"reason": "Island and mainland fares differ on purpose"}, **HTMX)
+    assert done.status_code == 200 and done["HX-Redirect"]
+    conflict.refresh_from_db()
+    assert conflict.status == "dismissed" and conflict.review_note.startswith("Island")
+    page = client.get(reverse("conflict_detail", args=[conflict.pk])).content.decode()
+    assert "Island and mainland fares differ on purpose" in page and "Reopen" in page
+    again = client.post(url, {"reason": "twice"}, **HTMX)
+    assert again.status_code == 409 and "already dismissed" in again.content.decode()
+    reopened = client.post(reverse("conflict_reopen", args=[conflict.pk]), {"note": "new prices"})
+    assert reopened.status_code == 302
+    conflict.refresh_from_db()
+    assert conflict.status == "open"
+    kinds = list(ConflictActivity.objects.filter(conflict=conflict).order_by("pk").values_list("kind", flat=True))
+    assert kinds == ["opened", "dismissed", "reopened"]
+    assert client.post(reverse("conflict_reopen", args=[conflict.pk]), {}).status_code == 409

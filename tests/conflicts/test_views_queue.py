@@ -1,0 +1,181 @@
+"""The conflict queue: sign-in, tabs and counts, impact ordering, filters, pagination, bulk dismiss, KB switch."""
+import datetime as dt
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from conflicts.models import Conflict, ConflictActivity
+from tests.conflicts.console_support import PASSWORD, make_conflict, make_user
+from tests.factories import make_article
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def articles(kb):
+    return [make_article(kb, f"faq-{i}", f"Body number {i}.", title=f"Article {i}", index=False) for i in range(8)]
+
+
+@pytest.fixture
+def reviewer(kb):
+    return make_user("rita", kb, "reviewer")
+
+
+def test_anonymous_is_sent_to_login_and_can_sign_in_and_out(client, kb, reviewer):
+    response = client.get(reverse("conflict_queue"))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    page = client.get(reverse("login"))
+    assert b'name="username"' in page.content
+    response = client.post(reverse("login"), {"username": "rita", "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get(reverse("conflict_queue")).status_code == 200
+    client.post(reverse("logout"))
+    assert client.get(reverse("home")).status_code == 302
+
+
+def test_anonymous_htmx_request_gets_a_client_redirect_to_login(client, kb):
+    response = client.get(reverse("conflict_queue"), **HTMX)
+    assert response["HX-Redirect"].startswith(reverse("login"))
+
+
+def test_user_without_membership_sees_no_knowledge_base(client, kb):
+    client.force_login(make_user("nobody"))
+    response = client.get(reverse("conflict_queue"))
+    assert response.status_code == 403
+    assert b"not a member of any knowledge base" in response.content
+
+
+def test_tabs_show_counts_and_rows(client, kb, articles, reviewer):
+    a = articles
+    make_conflict(kb, a[0], a[1], explanation="Car fare differs", times_cited=2)
+    make_conflict(kb, a[2], a[3], status="processed")
+    make_conflict(kb, a[4], a[5], status="dismissed")
+    make_conflict(kb, a[6], a[7], status="dismissed", recurred_after_review=True)
+    client.force_login(reviewer)
+    response = client.get(reverse("conflict_queue"))
+    tabs = {t["status"]: t["count"] for t in response.context["tabs"]}
+    assert tabs == {"open": 1, "processed": 1, "dismissed": 2}
+    html = response.content.decode()
+    assert "Article 0" in html and "Article 1" in html and "Car fare differs" in html
+    assert "cited ×2" in html
+    assert "recurred after review" not in html  # only on the dismissed tab
+    dismissed = client.get(reverse("conflict_queue"), {"status": "dismissed"}).content.decode()
+    assert "recurred after review" in dismissed and "Article 6" in dismissed and "Article 0" not in dismissed
+
+
+def test_htmx_tab_switch_renders_only_the_partial_with_href_fallback(client, kb, articles, reviewer):
+    make_conflict(kb, articles[0], articles[1], status="processed")
+    client.force_login(reviewer)
+    full = client.get(reverse("conflict_queue"), {"status": "processed"}).content.decode()
+    assert "<html" in full and 'hx-push-url="true"' in full and 'href="/conflicts/?status=processed"' in full
+    partial = client.get(reverse("conflict_queue"), {"status": "processed"}, **HTMX)
+    body = partial.content.decode()
+    assert "<html" not in body and "Article 0" in body
+    assert "HX-Request" in partial["Vary"]
+    # A history restore (back button) gets the whole page again.
+    restore = client.get(reverse("conflict_queue"), {"status": "processed"}, HTTP_HX_HISTORY_RESTORE_REQUEST="true", **HTMX)
+    assert "<html" in restore.content.decode()
+
+
+def test_default_order_is_cited_then_impact_then_recency_and_sort_by_recent(client, kb, articles, reviewer):
+    now = timezone.now()
+    a = articles
+    old_cited = make_conflict(kb, a[0], a[1], times_cited=1, impact=1.0, last_seen=now - dt.timedelta(days=20))
+    high_impact = make_conflict(kb, a[2], a[3], times_cited=0, impact=9.0, last_seen=now - dt.timedelta(days=5))
+    recent = make_conflict(kb, a[4], a[5], times_cited=0, impact=2.0, last_seen=now)
+    client.force_login(reviewer)
+    ids = [c.pk for c in client.get(reverse("conflict_queue")).context["conflicts"]]
+    assert ids == [old_cited.pk, high_impact.pk, recent.pk]
+    ids = [c.pk for c in client.get(reverse("conflict_queue"), {"sort": "recent"}).context["conflicts"]]
+    assert ids == [recent.pk, high_impact.pk, old_cited.pk]
+
+
+def test_filters_by_type_text_and_article(client, kb, articles, reviewer):
+    a = articles
+    price = make_conflict(kb, a[0], a[1], type="price", explanation="fares differ")
+    hours = make_conflict(kb, a[2], a[3], type="hours", explanation="opening hours differ")
+    client.force_login(reviewer)
+    get = lambda **p: [c.pk for c in client.get(reverse("conflict_queue"), p).context["conflicts"]]  # noqa: E731
+    assert get(type="hours") == [hours.pk]
+    assert get(q="opening") == [hours.pk]
+    assert get(q="Article 1") == [price.pk]  # titles are searched too
+    assert get(article=a[2].pk) == [hours.pk]
+    counts = client.get(reverse("conflict_queue"), {"type": "price"}).context["tabs"]
+    assert counts[0]["count"] == 1
+
+
+def test_pagination(client, kb, reviewer):
+    base = make_article(kb, "base", "Base text.", index=False)
+    others = [make_article(kb, f"o-{i}", f"Other {i}.", index=False) for i in range(27)]
+    for other in others:
+        make_conflict(kb, base, other)
+    client.force_login(reviewer)
+    first = client.get(reverse("conflict_queue"))
+    assert len(first.context["conflicts"]) == 25 and first.context["next_url"]
+    second = client.get(reverse("conflict_queue"), {"page": 2})
+    assert len(second.context["conflicts"]) == 2 and not second.context["next_url"]
+
+
+def test_queue_queries_do_not_grow_with_page_size(client, kb, reviewer, django_assert_max_num_queries):
+    base = make_article(kb, "base", "Base text.", index=False)
+    for i in range(30):
+        make_conflict(kb, base, make_article(kb, f"o-{i}", f"Other {i}.", index=False))
+    client.force_login(reviewer)
+    client.get(reverse("conflict_queue"))  # warm the session
+    with django_assert_max_num_queries(8):
+        client.get(reverse("conflict_queue"))
+
+
+def test_bulk_dismiss_with_reason_calls_the_service_per_conflict(client, kb, articles, reviewer):
+    a = articles
+    first, second, third = make_conflict(kb, a[0], a[1]), make_conflict(kb, a[2], a[3]), make_conflict(kb, a[4], a[5])
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [first.pk, second.pk], "reason": "seasonal prices"}, **HTMX)
+    assert response.status_code == 200
+    assert "Dismissed 2 conflict(s)." in response.content.decode()
+    for conflict in (first, second):
+        conflict.refresh_from_db()
+        assert conflict.status == "dismissed" and conflict.review_note == "seasonal prices"
+        assert ConflictActivity.objects.filter(conflict=conflict, kind="dismissed", actor=reviewer).count() == 1
+    third.refresh_from_db()
+    assert third.status == "open"
+
+
+def test_bulk_dismiss_requires_a_reason_and_changes_nothing_without(client, kb, articles, reviewer):
+    conflict = make_conflict(kb, articles[0], articles[1])
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "  "}, **HTMX)
+    assert response.status_code == 400 and "reason is required" in response.content.decode()
+    conflict.refresh_from_db()
+    assert conflict.status == "open"
+
+
+def test_bulk_dismiss_without_htmx_redirects_back_to_the_queue(client, kb, articles, reviewer):
+    conflict = make_conflict(kb, articles[0], articles[1])
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "ok", "type": "price"})
+    assert response.status_code == 302 and response["Location"].startswith(reverse("conflict_queue"))
+    assert Conflict.objects.get(pk=conflict.pk).status == "dismissed"
+
+
+def test_kb_switcher_changes_the_current_knowledge_base(client, kb, other_kb, articles):
+    user = make_user("multi", kb, "reviewer")
+    from articles.models import Membership
+
+    Membership.objects.create(user=user, knowledge_base=other_kb, role="viewer")
+    theirs = [make_article(other_kb, f"x-{i}", f"Other KB {i}.", title=f"Theirs {i}", index=False) for i in range(2)]
+    make_conflict(other_kb, theirs[0], theirs[1])
+    make_conflict(kb, articles[0], articles[1])
+    client.force_login(user)
+    page = client.get(reverse("conflict_queue")).content.decode()
+    assert "Knowledge base" in page and "Other Business" in page  # the switcher
+    assert "Article 0" in page and "Theirs 0" not in page
+    client.post(reverse("kb_switch"), {"knowledge_base": other_kb.pk, "next": "/conflicts/"})
+    page = client.get(reverse("conflict_queue")).content.decode()
+    assert "Theirs 0" in page and "Article 0" not in page
+    # ?kb=<slug> switches too; a knowledge base the user is not a member of is a 404
+    assert "Article 0" in client.get(reverse("conflict_queue"), {"kb": "acme"}).content.decode()
+    assert client.post(reverse("kb_switch"), {"knowledge_base": 999999}).status_code == 404
+    assert client.get(reverse("conflict_queue"), {"kb": "nope"}).status_code == 404
