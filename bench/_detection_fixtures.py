@@ -216,7 +216,7 @@ class KB:
 def build_kb(*, n_articles: int, planted_share: float, seed: int) -> KB:
     rng = random.Random(seed)
     topics_all = [(p, a.key) for p in PRODUCTS for a in ASPECTS]
-    per_topic = max(2, round(n_articles / len(topics_all)))
+    per_topic = 8
     n_topics = min(len(topics_all), max(1, n_articles // per_topic))
     topic_keys = topics_all[:: max(1, len(topics_all) // n_topics)][:n_topics]
     canonical = {key: rng.choice(ASPECT_BY_KEY[key[1]].values) for key in topics_all}

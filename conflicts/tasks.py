@@ -41,3 +41,11 @@ def induce_rules_all() -> int:
     for kb_id in ids:
         induce_rules.delay(kb_id)
     return len(ids)
+
+
+@shared_task
+def requeue_stale_detections() -> int:
+    """Every few minutes (Celery beat): turns whose check was lost with a dead worker are checked again."""
+    from conflicts.services.detection import detection_requeue_stale
+
+    return detection_requeue_stale()

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -117,12 +118,20 @@ CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for the next one
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A message taken by a worker that died unacked goes back on the queue after this long (Redis transport).
+# Workers sweep for such messages every CELERY_UNACKED_RESTORE_INTERVAL_S (a cheap Redis scan).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900),
+    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
+    "unacked_restore_throttle": 1,
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
-    "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": 24 * 3600},
+    "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": crontab(hour=3, minute=0)},
+    "requeue-stale-detections": {"task": "conflicts.tasks.requeue_stale_detections", "schedule": 300.0},
 }
 
 # --- embeddings, search, detection ---------------------------------------------------------

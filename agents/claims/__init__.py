@@ -16,6 +16,7 @@ from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .compare import best_conflict
 from .facts import Fact, extract_facts
+from .scope import article_vocabulary
 from .polarity import Stance, best_polarity_conflict, extract_stances
 
 __all__ = ["detect_claim_conflicts"]
@@ -38,9 +39,10 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
     unique = {a.ref: a for a in articles}
     facts = {ref: extract_facts(a, now=today) for ref, a in unique.items()}
     stances = {ref: extract_stances(a, now=today) for ref, a in unique.items()}
+    vocab = {ref: article_vocabulary(a.title, a.body) for ref, a in unique.items()}
     findings = []
     for ref_a, ref_b in combinations(sorted(unique), 2):
-        hit = best_conflict(facts[ref_a], facts[ref_b])
+        hit = best_conflict(facts[ref_a], facts[ref_b], vocab_a=vocab[ref_a], vocab_b=vocab[ref_b])
         if hit is None:
             hit = best_polarity_conflict(stances[ref_a], stances[ref_b])
         if hit is not None:

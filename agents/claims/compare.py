@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from .facts import Fact
 from .schedule import describe
+from .scope import audience, audiences_compatible, names_compatible, strong_topic
 from .text import overlap
 
+import os
+STRICT_NAMES = os.environ.get('SN','1')=='1'
 MIN_TOPIC_OVERLAP = 0.5
 APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
 
@@ -14,11 +17,19 @@ def names_clash(a: frozenset, b: frozenset) -> bool:
     return bool(a - b) and bool(b - a)
 
 
-def same_subject(a: Fact, b: Fact) -> float:
-    """0 when the facts are about different things or times; otherwise how well their attributes match."""
-    if a.past or b.past or a.holiday != b.holiday or names_clash(a.names, b.names):
-        return 0.0
+def _scope_differs(a: Fact, b: Fact, vocab_a: frozenset, vocab_b: frozenset) -> bool:
+    if a.past or b.past or a.holiday != b.holiday:
+        return True
     if a.months and b.months and not (a.months & b.months):
+        return True
+    if STRICT_NAMES and (vocab_a or vocab_b):
+        return not names_compatible(a.names, b.names, vocab_a=vocab_a, vocab_b=vocab_b)
+    return names_clash(a.names, b.names)
+
+
+def same_subject(a: Fact, b: Fact, *, vocab_a: frozenset = frozenset(), vocab_b: frozenset = frozenset()) -> float:
+    """0 when the facts are about different things, audiences or times; otherwise how well their subjects match."""
+    if _scope_differs(a, b, vocab_a, vocab_b):
         return 0.0
     if a.kind == "schedule":
         if a.phones and b.phones:
@@ -29,13 +40,18 @@ def same_subject(a: Fact, b: Fact) -> float:
         return 1.0 if a.names & b.names else 0.0  # event dates are about a named sale, plan, product
     if a.kind in ("phone", "email", "url") and not a.topic and not b.topic:
         return 0.6  # both are the general contact line
-    score = overlap(set(a.topic), set(b.topic))
-    shared = len(a.topic & b.topic)
-    # One shared word is enough only when one side has nothing else to say ("E-bike: €48").
-    if shared < 2 and min(len(a.topic), len(b.topic)) > 1:
+    if not audiences_compatible(audience(a.topic), audience(b.topic)):
         return 0.0
-    if a.kind in ("email", "url") and not (a.topic and b.topic):
+    strong_a, strong_b = strong_topic(a.topic, a.names), strong_topic(b.topic, b.names)
+    if not strong_a or not strong_b:
+        # Nothing says what one value is ("Porthaven - Inishmara: Flex EUR 14.50"): only shared names can.
+        return 0.5 if a.names & b.names and not (strong_a or strong_b) or (
+            a.names & b.names and len(strong_a | strong_b) <= 2) else 0.0
+    shared = len(strong_a & strong_b)
+    # One shared word is enough only when one side has nothing else to say ("E-bike: EUR 48").
+    if shared < 2 and min(len(strong_a), len(strong_b)) > 1:
         return 0.0
+    score = overlap(set(strong_a), set(strong_b))
     return score if score >= MIN_TOPIC_OVERLAP else 0.0
 
 
@@ -81,19 +97,26 @@ def values_conflict(a: Fact, b: Fact) -> str | None:
     return None
 
 
-def best_conflict(facts_a: list[Fact], facts_b: list[Fact]) -> tuple[Fact, Fact, str] | None:
+def _values_of(facts: list[Fact]) -> set:
+    return {(f.kind, f.unit, f.value) for f in facts if not f.past}
+
+
+def best_conflict(facts_a: list[Fact], facts_b: list[Fact], *, vocab_a: frozenset = frozenset(),
+                  vocab_b: frozenset = frozenset()) -> tuple[Fact, Fact, str] | None:
     """The best-matching contradictory pair of facts between two articles, if any."""
-    values_a = {(f.kind, f.value) for f in facts_a if not f.past}
-    values_b = {(f.kind, f.value) for f in facts_b if not f.past}
+    values_a, values_b = _values_of(facts_a), _values_of(facts_b)
     best = None
     for fa in facts_a:
         for fb in facts_b:
             if fa.kind != fb.kind:
                 continue
-            # A contact value the other article also lists is a different line, not a changed one.
-            if fa.kind in ("phone", "email", "url") and ((fb.kind, fb.value) in values_a or (fa.kind, fa.value) in values_b):
+            # Both values stated in both articles: two tiers or two lines ("25% for 1 h, 50% for 2 h"),
+            # not a changed value. A contact value the other article also lists is a different line.
+            in_b = (fa.kind, fa.unit, fa.value) in values_b
+            in_a = (fb.kind, fb.unit, fb.value) in values_a
+            if (in_a and in_b) or (fa.kind in ("phone", "email", "url") and (in_a or in_b)):
                 continue
-            score = same_subject(fa, fb)
+            score = same_subject(fa, fb, vocab_a=vocab_a, vocab_b=vocab_b)
             if not score:
                 continue
             what = values_conflict(fa, fb)

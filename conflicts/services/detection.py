@@ -64,6 +64,20 @@ def detection_dispatch(*, turn_id: int) -> None:
         turn_detect(turn_id=turn_id)
 
 
+def detection_requeue_stale(*, older_than_s: float = 300.0) -> int:
+    """Dispatch again every run still queued after `older_than_s` (a worker or process died mid-check).
+
+    Safe to repeat: turn_detect skips finished runs and occurrences are unique per turn.
+    """
+    cutoff = timezone.now() - dt.timedelta(seconds=older_than_s)
+    stale = list(
+        DetectionRun.objects.filter(outcome=DetectionOutcome.QUEUED, created_at__lt=cutoff).values_list("turn_id", flat=True)
+    )
+    for turn_id in stale:
+        detection_dispatch(turn_id=turn_id)
+    return len(stale)
+
+
 def _detect_on_thread(turn_id: int) -> None:
     try:
         turn_detect(turn_id=turn_id)

@@ -1,0 +1,342 @@
+"""LLM cost of per-turn detection: this design against the seed design's policy, on one replay.
+
+    .venv/bin/python bench/detection_cost.py            # 10,000 turns, 2,000-article KB, plus a sensitivity sweep
+    .venv/bin/python bench/detection_cost.py --quick    # 1,500 turns, 400-article KB (under a minute)
+
+A generated help-centre KB with planted conflicting pairs (bench/_detection_fixtures.py) is imported into a
+database of its own (EMBEDDED_DATABASE_NAME=kbreview_bench_detection on the embedded server, dropped and
+re-created each run: the user's data is never touched). Turns are drawn by Zipf popularity over questions,
+each with a fixed retrieval set of 3-8 articles; 1% of turns follow an edit of one of their articles.
+
+Both designs answer every turn of the same replay, each against its own scripted OpenAI-compatible server
+on loopback (tests/support/scripted_llm.py: real HTTP, the real `openai` client) whose respond callback is
+an oracle that knows the planted pairs:
+
+- this design, through the real path: conflicts.services.turn_report -> turn_detect (DETECTION_DISPATCH
+  "inline", DETECTION_DETECTOR "auto": claims first, then one LLM call per set for the pairs not flagged and
+  not in the PairVerdict cache keyed by article versions). Calls and tokens are read from DetectionRun rows,
+  recall from Conflict / ConflictOccurrence rows.
+- the seed policy: one agents.llm_detector.detect_with_llm call per turn with >= 2 articles, every pair of
+  the (first 20) articles in it, no cache, no claims.
+
+The full run adds a sweep (replay length, Zipf exponent, number of questions) computed by a pure simulation
+of the same cache rules, checked first against the real run's call count. Figures come last.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+BENCH_DATABASE = "kbreview_bench_detection"
+# Before Django reads its settings: the embedded server (an empty DATABASE_URL wins over a .env file,
+# which is read with overwrite=False), our own database on it, and quiet logs.
+os.environ["DATABASE_URL"] = ""
+os.environ["EMBEDDED_DATABASE_NAME"] = BENCH_DATABASE
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+from _detection_fixtures import (  # noqa: E402
+    KB, Event, Oracle, Question, build_kb, build_questions, build_replay, edit_article,
+)
+
+FULL = {"articles": 2000, "questions": 4000, "turns": 10_000}
+QUICK = {"articles": 400, "questions": 800, "turns": 1_500}
+ZIPF_S = 1.0
+EDIT_SHARE = 0.01
+PLANTED_SHARE = 0.075  # articles whose fact was changed: 150 of 2,000
+MAX_ARTICLES = 20
+SEED = 20260
+
+
+def reset_database() -> None:
+    """Drop and re-create the bench database on the embedded server, then migrate it."""
+    import psycopg
+    from django.conf import settings
+    from django.core.management import call_command
+    from psycopg import sql
+
+    from kbreview.db.embedded import embedded_socket_dir
+
+    db = settings.DATABASES["default"]
+    if db.get("NAME") != BENCH_DATABASE or not db.get("EMBEDDED_PGDATA"):
+        raise SystemExit(f"refusing to reset {db.get('NAME')!r}: not the embedded bench database")
+    socket_dir = embedded_socket_dir(Path(db["EMBEDDED_PGDATA"]))
+    with psycopg.connect(host=socket_dir, user=db.get("USER") or "postgres", dbname="postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DATABASE)))
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def parsed_article(article, *, location: str):
+    from articles.ingest import ParsedArticle
+
+    return ParsedArticle(ref=article.ref, title=article.title, body=article.body, source=article.source,
+                         source_uri=f"bench://{article.ref}", updated_at=article.updated_at, location=location)
+
+
+def article_text(article):
+    from agents.types import ArticleText
+
+    return ArticleText(ref=article.ref, title=article.title, body=article.body, updated_at=article.updated_at,
+                       source=article.source)
+
+
+def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracle: Oracle, seed_oracle: Oracle,
+           progress: bool) -> dict:
+    """Every turn through both designs. Returns what the seed found; this design's results are in the database."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    from agents.llm_detector import detect_with_llm
+    from agents.types import pair_key
+    from articles.services import article_upsert, articles_import, knowledge_base_get_or_create
+    from conflicts.services.turns import RetrievedRef, turn_report
+    from tests.support.scripted_llm import ScriptedLLM
+
+    knowledge_base = knowledge_base_get_or_create(slug="bench-detection", name="Bench: detection cost")
+    started = time.monotonic()
+    articles_import(knowledge_base=knowledge_base, reindex=False,
+                    parsed=[parsed_article(a, location=f"bench {a.ref}") for a in kb.articles.values()])
+    import_s = time.monotonic() - started
+    rng = random.Random(SEED + 7)
+
+    seed_turn_pairs: list[set[tuple[str, str]]] = []  # what the seed flagged, per turn
+    with ScriptedLLM(respond=this_oracle) as this_server, ScriptedLLM(respond=seed_oracle) as seed_server:
+        settings.DETECTION_DISPATCH = "inline"
+        settings.DETECTION_DETECTOR = "auto"
+        settings.DETECTION_TIMEOUT_S = 60.0  # no timeouts on a busy 2-core machine: we count calls, not latency
+        settings.LLM = {"base_url": this_server.base_url, "api_key": "bench", "model": "scripted-model",
+                        "timeout_s": 30.0, "json_mode": "json_schema"}
+        settings.LLM_PURPOSES = {purpose: {} for purpose in ("answer", "detection", "suggestions")}
+        seed_config = seed_server.config(timeout_s=30.0)
+        timings = {"this_s": 0.0, "seed_s": 0.0, "edits_s": 0.0}
+        today = timezone.localdate()
+        for index, event in enumerate(events):
+            question = questions[event.question]
+            if event.edit_ref is not None:
+                t0 = time.monotonic()
+                article = kb.articles[event.edit_ref]
+                edit_article(article, rng)
+                _, outcome = article_upsert(knowledge_base=knowledge_base,
+                                            parsed=parsed_article(article, location=f"edit {index}"))
+                assert outcome == "updated", outcome
+                timings["edits_s"] += time.monotonic() - t0
+            t0 = time.monotonic()
+            turn_report(knowledge_base=knowledge_base, external_id=f"turn-{index}", question=question.text,
+                        retrieved=[RetrievedRef(ref=ref, rank=rank) for rank, ref in enumerate(question.refs, 1)])
+            t1 = time.monotonic()
+            refs = list(question.refs[:MAX_ARTICLES])
+            result = detect_with_llm(articles=[article_text(kb.articles[r]) for r in refs],
+                                     pairs=[pair_key(a, b) for a, b in itertools.combinations(refs, 2)],
+                                     config=seed_config, now=today)
+            seed_turn_pairs.append({finding.refs for finding in result.findings})
+            timings["this_s"] += t1 - t0
+            timings["seed_s"] += time.monotonic() - t1
+            if progress and (index + 1) % 2000 == 0:
+                print(f"  {index + 1} turns replayed ({time.monotonic() - started:.0f} s)", flush=True)
+        this_requests, seed_requests = len(this_server.requests), len(seed_server.requests)
+    return {"seed_turn_pairs": seed_turn_pairs, "import_s": import_s, "timings": timings,
+            "this_requests": this_requests, "seed_requests": seed_requests}
+
+
+def this_design_results(*, events: list[Event]) -> dict:
+    """Calls, tokens and flagged pairs of this design, read back from the database."""
+    from django.db.models import Count, Sum
+
+    from conflicts.models import Conflict, ConflictOccurrence, DetectionRun, PairVerdict
+
+    runs = DetectionRun.objects.filter(turn__knowledge_base__slug="bench-detection")
+    sums = runs.aggregate(calls=Sum("llm_calls"), tokens=Sum("tokens"), hits=Sum("cache_hits"),
+                          found=Sum("conflicts_found"), dropped_refs=Sum("dropped_invented_refs"),
+                          dropped_snippets=Sum("dropped_bad_snippets"))
+    outcomes = dict(runs.values_list("outcome").annotate(n=Count("id")).values_list("outcome", "n"))
+    conflicts = {
+        tuple(sorted((low, high))): seen
+        for low, high, seen in Conflict.objects.values_list("article_low__external_ref", "article_high__external_ref",
+                                                            "times_seen")
+    }
+    turn_pairs: dict[int, set[tuple[str, str]]] = {}
+    for external_id, low, high in ConflictOccurrence.objects.values_list(
+        "turn__external_id", "conflict__article_low__external_ref", "conflict__article_high__external_ref"
+    ):
+        turn_pairs.setdefault(int(external_id.split("-")[1]), set()).add(tuple(sorted((low, high))))
+    return {"calls": sums["calls"] or 0, "tokens": sums["tokens"] or 0, "cache_hits": sums["hits"] or 0,
+            "outcomes": outcomes, "conflicts": conflicts, "verdicts": PairVerdict.objects.count(),
+            "turn_pairs": [turn_pairs.get(i, set()) for i in range(len(events))],
+            "dropped": (sums["dropped_refs"] or 0, sums["dropped_snippets"] or 0)}
+
+
+def recall(*, kb: KB, questions: list[Question], events: list[Event], turn_pairs: list[set]) -> dict:
+    """Pair recall (planted pairs ever co-retrieved that were flagged at least once), turn-level recall
+    (planted pairs per turn that the turn's detection flagged), and flags on pairs that were not planted."""
+    co_retrieved: set = set()
+    shown = hit = 0
+    flagged: set = set()
+    false_pairs: set = set()
+    false_turns = 0
+    for event, found in zip(events, turn_pairs):
+        refs = questions[event.question].refs[:MAX_ARTICLES]
+        planted_here = {tuple(sorted(p)) for p in itertools.combinations(refs, 2)} & kb.planted_pairs
+        co_retrieved |= planted_here
+        shown += len(planted_here)
+        hit += len(planted_here & found)
+        flagged |= found & kb.planted_pairs
+        false_pairs |= found - kb.planted_pairs
+        false_turns += len(found - kb.planted_pairs)
+    return {"co_retrieved": len(co_retrieved), "flagged": len(flagged & co_retrieved),
+            "pair_recall": len(flagged & co_retrieved) / len(co_retrieved) if co_retrieved else 1.0,
+            "turn_shown": shown, "turn_hit": hit, "turn_recall": hit / shown if shown else 1.0,
+            "false_pairs": false_pairs, "false_turn_flags": false_turns}
+
+
+# --- simulation of this design's call count, for the sweep ----------------------------------------
+
+class ClaimsMemo:
+    """Pairs the claim detector flags in a retrieval set, per set of refs, on the articles' generated texts.
+
+    Edits in this bench change filler sentences only, so a set's claim flags are taken as version-independent;
+    the check against the real run shows how much that approximation costs (nothing, when the counts match).
+    """
+
+    def __init__(self, kb: KB) -> None:
+        self.kb = kb
+        self.memo: dict[tuple[str, ...], frozenset] = {}
+
+    def flagged(self, refs: tuple[str, ...]) -> frozenset:
+        key = tuple(sorted(refs))
+        if key not in self.memo:
+            from agents.claims import detect_claim_conflicts
+
+            texts = [article_text(self.kb.articles[r]) for r in key]
+            self.memo[key] = frozenset(f.refs for f in detect_claim_conflicts(articles=texts))
+        return self.memo[key]
+
+
+def simulate_calls(*, questions: list[Question], events: list[Event], claims: ClaimsMemo) -> int:
+    """LLM calls of this design by its rules: a turn calls when some pair of its first 20 articles is neither
+    flagged by the claims nor cached by (ref, version) for both sides; every pair sent is then cached
+    (the oracle settles every pair it is asked, listed or left out)."""
+    version: Counter = Counter()
+    cache: set = set()
+    calls = 0
+    for event in events:
+        if event.edit_ref is not None:
+            version[event.edit_ref] += 1
+        refs = questions[event.question].refs[:MAX_ARTICLES]
+        flagged = claims.flagged(refs)
+        unjudged = []
+        for a, b in itertools.combinations(sorted(refs), 2):
+            if (a, b) in flagged:
+                continue
+            key = (a, version[a], b, version[b])
+            if key not in cache:
+                unjudged.append(key)
+        if unjudged:
+            calls += 1
+            cache.update(unjudged)
+    return calls
+
+
+def sweep(*, kb: KB, claims: ClaimsMemo, turns: int, questions_n: int) -> list[tuple[str, int, float, int, float]]:
+    rows = []
+    variants = [(t, ZIPF_S, questions_n) for t in (turns, 3 * turns, 10 * turns)]
+    variants += [(turns, s, questions_n) for s in (0.8, 1.2)]
+    variants += [(turns, ZIPF_S, n) for n in (questions_n // 2, questions_n * 2)]
+    for n_turns, s, n_questions in variants:
+        questions = build_questions(kb=kb, n_questions=n_questions, seed=SEED + 1)
+        events = build_replay(questions=questions, n_turns=n_turns, zipf_s=s, edit_share=EDIT_SHARE, seed=SEED + 2)
+        calls = simulate_calls(questions=questions, events=events, claims=claims)
+        rows.append((f"turns={n_turns} zipf_s={s} questions={n_questions}", n_turns, s, n_questions, calls / n_turns))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller KB and replay (under a minute on 2 cores)")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the simulated sensitivity sweep")
+    args = parser.parse_args()
+    scale = QUICK if args.quick else FULL
+    wall = time.monotonic()
+
+    import django
+
+    django.setup()
+    reset_database()
+    setup_s = time.monotonic() - wall
+
+    kb = build_kb(n_articles=scale["articles"], planted_share=PLANTED_SHARE, seed=SEED)
+    questions = build_questions(kb=kb, n_questions=scale["questions"], seed=SEED + 1)
+    events = build_replay(questions=questions, n_turns=scale["turns"], zipf_s=ZIPF_S, edit_share=EDIT_SHARE,
+                          seed=SEED + 2)
+    base_kb = build_kb(n_articles=scale["articles"], planted_share=PLANTED_SHARE, seed=SEED)  # unedited, for the sweep
+    sizes = Counter(len(questions[e.question].refs) for e in events)
+    distinct = len({e.question for e in events})
+    print(f"KB: {len(kb.articles)} articles in {len(kb.topics)} topics, {len(kb.planted_articles)} planted article "
+          f"changes -> {len(kb.planted_pairs)} conflicting pairs (ground truth)")
+    print(f"replay: {len(events)} turns over {len(questions)} questions (Zipf s={ZIPF_S}; {distinct} distinct asked), "
+          f"set sizes {dict(sorted(sizes.items()))}, {sum(e.edit_ref is not None for e in events)} edits")
+    print(f"database: {BENCH_DATABASE} (embedded, reset + migrated in {setup_s:.1f} s)", flush=True)
+
+    this_oracle, seed_oracle = Oracle(kb), Oracle(kb)
+    run = replay(kb=kb, questions=questions, events=events, this_oracle=this_oracle, seed_oracle=seed_oracle,
+                 progress=not args.quick)
+    this = this_design_results(events=events)
+    seed_calls, seed_tokens = seed_oracle.calls, seed_oracle.tokens
+    n = len(events)
+
+    this_recall = recall(kb=kb, questions=questions, events=events, turn_pairs=this["turn_pairs"])
+    seed_recall = recall(kb=kb, questions=questions, events=events, turn_pairs=run["seed_turn_pairs"])
+
+    print(f"timing: import {run['import_s']:.1f} s; this design {run['timings']['this_s']:.1f} s "
+          f"({run['timings']['this_s'] / n * 1000:.1f} ms/turn incl. DB writes and claims); seed "
+          f"{run['timings']['seed_s']:.1f} s; edits {run['timings']['edits_s']:.1f} s")
+    print(f"this design: runs {this['outcomes']}, cache hits {this['cache_hits']} pairs, PairVerdict rows "
+          f"{this['verdicts']}, pairs sent to the LLM {this_oracle.pairs_asked}, dropped refs/snippets {this['dropped']}")
+    print(f"consistency: LLM calls recorded {this['calls']} = requests served {run['this_requests']} = oracle "
+          f"{this_oracle.calls}; tokens recorded {this['tokens']} vs oracle {this_oracle.tokens}; seed requests "
+          f"{run['seed_requests']}")
+    print()
+    print(f"{'per 1,000 turns':<28}{'this design':>14}{'seed policy':>14}")
+    print(f"{'LLM calls':<28}{this['calls'] / n * 1000:>14.1f}{seed_calls / n * 1000:>14.1f}")
+    print(f"{'LLM tokens':<28}{this['tokens'] / n * 1000:>14.0f}{seed_tokens / n * 1000:>14.0f}")
+    print(f"{'  of which prompt':<28}{this_oracle.prompt_tokens / n * 1000:>14.0f}"
+          f"{seed_oracle.prompt_tokens / n * 1000:>14.0f}")
+    print(f"{'pairs sent to the LLM':<28}{this_oracle.pairs_asked / n * 1000:>14.0f}{seed_oracle.pairs_asked / n * 1000:>14.0f}")
+    print()
+    for name, r in (("this design", this_recall), ("seed policy", seed_recall)):
+        print(f"{name}: planted pairs co-retrieved {r['co_retrieved']}, flagged at least once {r['flagged']} "
+              f"(recall {r['pair_recall']:.3f}); per turn {r['turn_hit']}/{r['turn_shown']} "
+              f"(recall {r['turn_recall']:.3f}); flags on unplanted pairs: {len(r['false_pairs'])} pairs, "
+              f"{r['false_turn_flags']} turn-level")
+    if this_recall["false_pairs"]:
+        example = sorted(this_recall["false_pairs"])[:3]
+        print(f"  unplanted pairs this design flagged (claims detector), e.g. {example}")
+
+    if not args.quick and not args.no_sweep:
+        print("\nsweep (simulated by this design's cache rules; seed = 1 call per turn, so calls/turn is the ratio):")
+        claims = ClaimsMemo(base_kb)
+        t0 = time.monotonic()
+        simulated = simulate_calls(questions=questions, events=events, claims=claims)
+        print(f"  check: simulated calls at the measured parameters {simulated} vs measured {this['calls']}")
+        for label, *_rest, ratio in sweep(kb=base_kb, claims=claims, turns=scale["turns"], questions_n=scale["questions"]):
+            print(f"  {label:<44} llm_calls_ratio {ratio:.3f}")
+        print(f"  (sweep {time.monotonic() - t0:.0f} s)")
+
+    print(f"\nplanted_recall target = the seed policy's recall on the same replay ({seed_recall['pair_recall']:.4f})")
+    print(f"wall time {time.monotonic() - wall:.0f} s")
+    print(f"figure: llm_calls_ratio {this['calls'] / seed_calls:.4f} x target <= 0.10")
+    print(f"figure: llm_tokens_ratio {this['tokens'] / seed_tokens:.4f} x target <= 0.10")
+    print(f"figure: planted_recall {this_recall['pair_recall']:.4f} share target >= {seed_recall['pair_recall']:.4f}")
+
+
+if __name__ == "__main__":
+    main()

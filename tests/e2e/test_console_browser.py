@@ -1,0 +1,182 @@
+"""The review loop in a real browser: Playwright driving Debian's chromium against a live server.
+
+A reviewer signs in, switches tabs, opens a conflict found in the demo data, fixes it by editing one
+article, sees it under Resolved, and retrieval returns the new text and never the old; another
+conflict is dismissed with a reason. A viewer sees no action buttons and a forced post is refused.
+Screenshots of the queue and a conflict land in test-artifacts/.
+"""
+import os
+import re
+from pathlib import Path
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls below are still synchronous.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+import pytest  # noqa: E402
+
+from articles.demo import DEMO_NAME, DEMO_SLUG, demo_paths, demo_questions  # noqa: E402
+from articles.models import Article  # noqa: E402
+from articles.selectors import search  # noqa: E402
+from articles.services import articles_import_paths, knowledge_base_get_or_create  # noqa: E402
+from conflicts.models import Conflict  # noqa: E402
+from conflicts.services.turns import RetrievedRef, turn_report  # noqa: E402
+from tests.conflicts.console_support import PASSWORD, make_conflict, make_user  # noqa: E402
+from tests.factories import make_article  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+NEW_PASS_TEXT = "The Monthly Commuter Pass costs €165 per calendar month from May 2026 and covers unlimited foot-passenger travel."
+
+
+@pytest.fixture
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def demo(transactional_db, settings):
+    """The demo knowledge base, with the demo questions reported as turns whose replies cite the top article."""
+    settings.DETECTION_DISPATCH = "inline"
+    settings.DETECTION_DETECTOR = "claims"
+    kb = knowledge_base_get_or_create(slug=DEMO_SLUG, name=DEMO_NAME)
+    articles_import_paths(knowledge_base=kb, paths=demo_paths())
+    for question in demo_questions():
+        refs = question.get("expect_refs") or []
+        if len(refs) < 2:
+            continue
+        turn_report(
+            knowledge_base=kb,
+            external_id=question["id"],
+            question=question["question"],
+            retrieved=[RetrievedRef(ref=ref, rank=i + 1) for i, ref in enumerate(refs)],
+            reply=f"Here is what I found. [[{refs[0]}]]",
+        )
+    return kb
+
+
+def pair(kb, ref_one: str, ref_two: str) -> Conflict:
+    ids = sorted(Article.objects.filter(knowledge_base=kb, external_ref__in=[ref_one, ref_two]).values_list("pk", flat=True))
+    return Conflict.objects.select_related("article_low", "article_high").get(article_low_id=ids[0], article_high_id=ids[1])
+
+
+def sign_in(page, base_url: str, username: str, next_path: str = "/conflicts/"):
+    page.goto(base_url + next_path)
+    assert "/accounts/login/" in page.url  # anonymous: sent to sign in
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(re.escape(next_path) + "$"))
+
+
+def test_reviewer_fixes_a_demo_conflict_and_retrieval_shows_the_fix(browser, live_server, demo):
+    from playwright.sync_api import expect
+
+    kb = demo
+    make_user("rita", kb, "reviewer")
+    monthly = pair(kb, "faq-commuter-monthly", "faq-legacy-monthly-pass")
+    phone = pair(kb, "faq-phone-hours", "web-contact")
+    assert monthly.status == "open" and phone.status == "open"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sign_in(page, live_server.url, "rita")
+
+    # The queue, ordered by impact; tabs switch without a full reload and the URL follows.
+    expect(page.locator(".tab.active")).to_contain_text("Open")
+    rows = page.locator("tr.conflict-row")
+    assert rows.count() == Conflict.objects.filter(knowledge_base=kb, status="open").count() >= 2
+    expect(page.locator(f'tr[data-conflict="{monthly.pk}"] .badge.cited')).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "console-queue.png"), full_page=True)
+    page.evaluate("window.__noReload = true")
+    page.click('a.tab[data-status="processed"]')
+    page.wait_for_url(re.compile(r"status=processed"))
+    expect(page.locator(".tab.active")).to_contain_text("Resolved")
+    expect(page.locator("td.empty")).to_be_visible()
+    assert page.evaluate("window.__noReload") is True  # swapped by HTMX, not reloaded
+    page.go_back()
+    expect(page.locator(f'tr[data-conflict="{monthly.pk}"]')).to_be_visible()
+
+    # Open the conflict: both articles, the highlighted passages, the replies it affected.
+    page.click(f'tr[data-conflict="{monthly.pk}"] a.pair')
+    page.wait_for_url(re.compile(rf"/conflicts/{monthly.pk}/$"))
+    expect(page.locator(".side mark").first).to_be_visible()
+    expect(page.locator(".occurrence").first).to_contain_text("Reply sent")
+    page.screenshot(path=str(ARTIFACTS / "console-conflict-detail.png"), full_page=True)
+
+    # Fix the legacy article; the preview shows the change as a diff before anything is saved.
+    side = "low" if monthly.article_low.external_ref == "faq-legacy-monthly-pass" else "high"
+    editor = page.locator(f'textarea[name="{side}_body"]')
+    editor.fill(NEW_PASS_TEXT)
+    expect(page.locator(f"#preview-{side} ins").first).to_be_visible()
+    expect(page.locator(f'input[name="{side}_action"][value="edit"]')).to_be_checked()
+    page.fill("#id_note", "Legacy FAQ still had the 2024 price.")
+    page.click("#resolve-form button[type=submit]")
+    expect(page.locator("h1 .status")).to_have_text("Resolved")
+
+    # Listed under Resolved now.
+    page.click("text=Conflicts")
+    page.click('a.tab[data-status="processed"]')
+    expect(page.locator(f'tr[data-conflict="{monthly.pk}"]')).to_be_visible()
+
+    # Retrieval right after: the new text is found, the old one is gone.
+    hits = search(knowledge_base=kb, question="How much does the monthly pass cost?")
+    texts = " ".join(chunk for hit in hits for chunk in hit.chunks)
+    assert "€165 per calendar month from May 2026" in texts
+    assert "€149" not in texts
+    page.goto(live_server.url + "/articles/?mode=retrieval&q=How+much+does+the+monthly+pass+cost%3F")
+    expect(page.locator("ol.hits")).to_contain_text("from May 2026")
+    expect(page.locator("ol.hits")).not_to_contain_text("€149")
+
+    # Dismiss another conflict with a reason.
+    page.goto(f"{live_server.url}/conflicts/{phone.pk}/")
+    page.click(".dismiss-form button[type=submit]")  # no reason: refused, nothing written
+    expect(page.locator(".dismiss-form .error")).to_contain_text("reason is required")
+    page.fill(".dismiss-form textarea[name=reason]", "Weekend hours are listed only on the web page; both are right.")
+    page.click(".dismiss-form button[type=submit]")
+    expect(page.locator("h1 .status")).to_have_text("Dismissed")
+    page.goto(live_server.url + "/conflicts/?status=dismissed")
+    expect(page.locator(f'tr[data-conflict="{phone.pk}"]')).to_be_visible()
+    phone.refresh_from_db()
+    monthly.refresh_from_db()
+    assert phone.status == "dismissed" and monthly.status == "processed"
+
+
+def test_viewer_sees_no_actions_and_a_forced_post_is_refused(browser, live_server, transactional_db):
+    kb = knowledge_base_get_or_create(slug="acme", name="Acme Ferries")
+    a = make_article(kb, "fare-a", "A car ticket costs €25.", title="Car fares 2025", index=False)
+    b = make_article(kb, "fare-b", "A car ticket costs €32.", title="Car fares 2026", index=False)
+    conflict = make_conflict(kb, a, b, snippets=("A car ticket costs €25.", "A car ticket costs €32."))
+    make_user("vic", kb, "viewer")
+    page = browser.new_page()
+    sign_in(page, live_server.url, "vic")
+    from playwright.sync_api import expect
+
+    expect(page.locator(f'tr[data-conflict="{conflict.pk}"]')).to_be_visible()
+    assert page.locator('input[name="ids"]').count() == 0
+    assert page.locator("text=Dismiss selected").count() == 0
+    page.click(f'tr[data-conflict="{conflict.pk}"] a.pair')
+    expect(page.locator(".side mark").first).to_be_visible()
+    assert page.locator("#resolve-form").count() == 0 and page.locator(".dismiss-form").count() == 0
+    assert page.locator("form[action*='/conflicts/'] button").count() == 0
+    # Forge the post a reviewer's button would send, with a valid CSRF token: the server refuses it.
+    status = page.evaluate(
+        """async (url) => {
+            const token = document.cookie.split('; ').find(c => c.startsWith('csrftoken=')).split('=')[1];
+            const response = await fetch(url, {method: 'POST', headers: {'X-CSRFToken': token, 'HX-Request': 'true',
+                'Content-Type': 'application/x-www-form-urlencoded'}, body: 'reason=forced'});
+            return response.status;
+        }""",
+        f"/conflicts/{conflict.pk}/dismiss/",
+    )
+    assert status == 403
+    conflict.refresh_from_db()
+    assert conflict.status == "open"
