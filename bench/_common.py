@@ -1,7 +1,7 @@
 """Shared helpers for the benchmarks: Django on a database of their own, throwaway knowledge bases,
 generated support articles and questions, percentiles and the closing `figure:` lines.
 
-On the embedded default the benchmarks use their own database (`kbreview_bench` on the embedded
+On the embedded default the benchmarks use their own database (`kbreview_bench_<script>` on the embedded
 server), created and migrated on start and dropped at the end, so they never touch the user's data.
 With DATABASE_URL set they work in knowledge bases with unique slugs and delete them at the end.
 """
@@ -17,20 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH_DATABASE = "kbreview_bench"
+BENCH_DATABASE = "kbreview_bench"  # + "_<script>": each benchmark has a database of its own
 
 _own_database = False
+_database_name = ""
 
 
-def setup_django(*, fresh: bool = True) -> None:
-    """django.setup() on the bench database (embedded default), migrated; the user's data stays untouched."""
-    global _own_database
+def setup_django(*, database: str, fresh: bool = True) -> None:
+    """django.setup() on database `kbreview_bench_<database>` (embedded default), fresh and migrated;
+    the user's data stays untouched."""
+    global _own_database, _database_name
+    _database_name = f"{BENCH_DATABASE}_{database}"
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     if not os.environ.get("DATABASE_URL"):
-        os.environ["EMBEDDED_DATABASE_NAME"] = BENCH_DATABASE
+        os.environ["EMBEDDED_DATABASE_NAME"] = _database_name
     import django
 
     django.setup()
@@ -38,7 +41,7 @@ def setup_django(*, fresh: bool = True) -> None:
     from django.core.management import call_command
 
     db = settings.DATABASES["default"]
-    _own_database = bool(db.get("EMBEDDED_PGDATA")) and db["NAME"] == BENCH_DATABASE
+    _own_database = bool(db.get("EMBEDDED_PGDATA")) and db["NAME"] == _database_name
     if _own_database and fresh:
         _drop_bench_database()  # whatever an interrupted run left behind (e.g. a bloated HNSW index)
     call_command("migrate", verbosity=0, interactive=False)
@@ -57,7 +60,7 @@ def _drop_bench_database() -> None:
     db = settings.DATABASES["default"]
     socket_dir = embedded_socket_dir(Path(db["EMBEDDED_PGDATA"]))
     with psycopg.connect(host=socket_dir, user=db.get("USER") or "postgres", dbname="postgres", autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DATABASE)))
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(_database_name)))
     db.pop("_database_ensured", None)  # the backend re-creates it on the next connection
 
 

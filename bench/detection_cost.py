@@ -31,6 +31,7 @@ import random
 import sys
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,8 +40,9 @@ sys.path.insert(0, str(REPO / "bench"))
 
 BENCH_DATABASE = "kbreview_bench_detection"
 # Before Django reads its settings: the embedded server (an empty DATABASE_URL wins over a .env file,
-# which is read with overwrite=False), our own database on it, and quiet logs.
+# which is read with overwrite=False), our own database on it, no broker, and quiet logs.
 os.environ["DATABASE_URL"] = ""
+os.environ["REDIS_URL"] = ""  # tasks (suggestions for new conflicts) run in process, never on a user's worker
 os.environ["EMBEDDED_DATABASE_NAME"] = BENCH_DATABASE
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
@@ -73,6 +75,9 @@ def reset_database() -> None:
     socket_dir = embedded_socket_dir(Path(db["EMBEDDED_PGDATA"]))
     with psycopg.connect(host=socket_dir, user=db.get("USER") or "postgres", dbname="postgres", autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DATABASE)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(BENCH_DATABASE)))
+        # We count calls, not latency: durable commits would only slow the replay down (this database only).
+        conn.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit TO off").format(sql.Identifier(BENCH_DATABASE)))
     call_command("migrate", verbosity=0, interactive=False)
 
 
@@ -100,7 +105,12 @@ def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracl
     from agents.types import pair_key
     from articles.services import article_upsert, articles_import, knowledge_base_get_or_create
     from conflicts.services.turns import RetrievedRef, turn_report
-    from tests.support.scripted_llm import ScriptedLLM
+    from tests.support.scripted_llm import ScriptedLLM, _Handler
+
+    class NoDelayHandler(_Handler):
+        # The scripted server writes headers and body in two sends; without TCP_NODELAY, Nagle's algorithm
+        # and the client's delayed ACK add ~40 ms to every call on loopback.
+        disable_nagle_algorithm = True
 
     knowledge_base = knowledge_base_get_or_create(slug="bench-detection", name="Bench: detection cost")
     started = time.monotonic()
@@ -109,17 +119,26 @@ def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracl
     import_s = time.monotonic() - started
     rng = random.Random(SEED + 7)
 
-    seed_turn_pairs: list[set[tuple[str, str]]] = []  # what the seed flagged, per turn
-    with ScriptedLLM(respond=this_oracle) as this_server, ScriptedLLM(respond=seed_oracle) as seed_server:
+    this_server, seed_server = ScriptedLLM(respond=this_oracle), ScriptedLLM(respond=seed_oracle)
+    for server in (this_server, seed_server):
+        server._server.RequestHandlerClass = NoDelayHandler
+    with this_server, seed_server:
         settings.DETECTION_DISPATCH = "inline"
         settings.DETECTION_DETECTOR = "auto"
         settings.DETECTION_TIMEOUT_S = 60.0  # no timeouts on a busy 2-core machine: we count calls, not latency
-        settings.LLM = {"base_url": this_server.base_url, "api_key": "bench", "model": "scripted-model",
-                        "timeout_s": 30.0, "json_mode": "json_schema"}
-        settings.LLM_PURPOSES = {purpose: {} for purpose in ("answer", "detection", "suggestions")}
+        # The scripted endpoint serves detection only: suggestions computed for new conflicts (MACR, run in
+        # process on the embedded default) take their no-LLM path and cannot blur the detection counts.
+        settings.LLM = {"base_url": None}
+        settings.LLM_PURPOSES = {"answer": {}, "suggestions": {}, "detection": {
+            "base_url": this_server.base_url, "api_key": "bench", "model": "scripted-model", "timeout_s": 30.0,
+            "json_mode": "json_schema"}}
         seed_config = seed_server.config(timeout_s=30.0)
-        timings = {"this_s": 0.0, "seed_s": 0.0, "edits_s": 0.0}
+        timings = {"this_s": 0.0, "edits_s": 0.0}
         today = timezone.localdate()
+        # The seed's calls run on a thread of their own, on texts taken when the turn is reported, so the
+        # two designs see identical articles while the replay takes the time of the slower one only.
+        seed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bench-seed")
+        seed_futures = []
         for index, event in enumerate(events):
             question = questions[event.question]
             if event.edit_ref is not None:
@@ -130,19 +149,20 @@ def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracl
                                             parsed=parsed_article(article, location=f"edit {index}"))
                 assert outcome == "updated", outcome
                 timings["edits_s"] += time.monotonic() - t0
+            refs = list(question.refs[:MAX_ARTICLES])
+            seed_futures.append(seed_pool.submit(
+                detect_with_llm, articles=[article_text(kb.articles[r]) for r in refs],
+                pairs=[pair_key(a, b) for a, b in itertools.combinations(refs, 2)], config=seed_config, now=today))
             t0 = time.monotonic()
             turn_report(knowledge_base=knowledge_base, external_id=f"turn-{index}", question=question.text,
                         retrieved=[RetrievedRef(ref=ref, rank=rank) for rank, ref in enumerate(question.refs, 1)])
-            t1 = time.monotonic()
-            refs = list(question.refs[:MAX_ARTICLES])
-            result = detect_with_llm(articles=[article_text(kb.articles[r]) for r in refs],
-                                     pairs=[pair_key(a, b) for a, b in itertools.combinations(refs, 2)],
-                                     config=seed_config, now=today)
-            seed_turn_pairs.append({finding.refs for finding in result.findings})
-            timings["this_s"] += t1 - t0
-            timings["seed_s"] += time.monotonic() - t1
+            timings["this_s"] += time.monotonic() - t0
             if progress and (index + 1) % 2000 == 0:
                 print(f"  {index + 1} turns replayed ({time.monotonic() - started:.0f} s)", flush=True)
+        t0 = time.monotonic()
+        seed_turn_pairs = [{finding.refs for finding in future.result().findings} for future in seed_futures]
+        timings["seed_wait_s"] = time.monotonic() - t0
+        seed_pool.shutdown()
         this_requests, seed_requests = len(this_server.requests), len(seed_server.requests)
     return {"seed_turn_pairs": seed_turn_pairs, "import_s": import_s, "timings": timings,
             "this_requests": this_requests, "seed_requests": seed_requests}
@@ -263,8 +283,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller KB and replay (under a minute on 2 cores)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the simulated sensitivity sweep")
+    parser.add_argument("--turns", type=int, help="override the replay length (default 10,000; 1,500 with --quick)")
     args = parser.parse_args()
-    scale = QUICK if args.quick else FULL
+    scale = dict(QUICK if args.quick else FULL)
+    if args.turns:
+        scale["turns"] = args.turns
     wall = time.monotonic()
 
     import django
@@ -297,8 +320,9 @@ def main() -> None:
     seed_recall = recall(kb=kb, questions=questions, events=events, turn_pairs=run["seed_turn_pairs"])
 
     print(f"timing: import {run['import_s']:.1f} s; this design {run['timings']['this_s']:.1f} s "
-          f"({run['timings']['this_s'] / n * 1000:.1f} ms/turn incl. DB writes and claims); seed "
-          f"{run['timings']['seed_s']:.1f} s; edits {run['timings']['edits_s']:.1f} s")
+          f"({run['timings']['this_s'] / n * 1000:.1f} ms/turn incl. DB writes and claims); edits "
+          f"{run['timings']['edits_s']:.1f} s; seed calls on a side thread, waited {run['timings']['seed_wait_s']:.1f} s "
+          f"at the end")
     print(f"this design: runs {this['outcomes']}, cache hits {this['cache_hits']} pairs, PairVerdict rows "
           f"{this['verdicts']}, pairs sent to the LLM {this_oracle.pairs_asked}, dropped refs/snippets {this['dropped']}")
     print(f"consistency: LLM calls recorded {this['calls']} = requests served {run['this_requests']} = oracle "

@@ -251,6 +251,11 @@ class RuleOrigin(models.TextChoices):
     MANUAL = "manual", "Written by staff"
 
 
+class RuleKind(models.TextChoices):
+    EXECUTABLE = "executable", "Evaluated in code"
+    TEXTUAL = "textual", "Applied by the LLM"
+
+
 class ResolutionRule(models.Model):
     """One rule of a knowledge base's rule base, with its validation figures.
 
@@ -264,6 +269,7 @@ class ResolutionRule(models.Model):
     condition = models.TextField()
     resolution = models.TextField()
     origin = models.CharField(max_length=12, choices=RuleOrigin.choices)
+    kind = models.CharField(max_length=12, choices=RuleKind.choices, default=RuleKind.EXECUTABLE)
     status = models.CharField(max_length=10, choices=RuleStatus.choices, default=RuleStatus.CANDIDATE)
     enabled = models.BooleanField(default=True)
     priority = models.IntegerField(default=50)
@@ -332,4 +338,8 @@ class ResolutionSuggestion(models.Model):
     version_high = models.ForeignKey(ArticleVersion, null=True, on_delete=models.SET_NULL, related_name="+")
     rule_base_version = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)  # why there is no suggestion (never a guess instead)
+    # No rule covered it: the LLM judged from its own knowledge, and the case goes back to the Observer.
+    provisional = models.BooleanField(default=False)
+    feedback = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now=True)

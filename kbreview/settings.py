@@ -181,3 +181,6 @@ LOGGING = {
 # Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "thread" (in this process,
 # beside the reply) or "inline" (synchronously; tests and evaluation only).
 DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "thread")
+# Knowledge-assessment threshold τ (calibrate with `manage.py calibrate_entropy`): below it the
+# model answers from its own knowledge, at or above it from retrieved context.
+MACR_ENTROPY_THRESHOLD = env.float("MACR_ENTROPY_THRESHOLD", default=-2.0)

@@ -16,6 +16,7 @@ from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .compare import best_conflict
 from .facts import Fact, extract_facts
+from .qualifiers import proper_words_of
 from .scope import article_vocabulary
 from .polarity import Stance, best_polarity_conflict, extract_stances
 
@@ -37,8 +38,9 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
     """One finding per pair of articles whose claims contradict; sorted by refs for a stable order."""
     today = now or dt.date.today()
     unique = {a.ref: a for a in articles}
-    facts = {ref: extract_facts(a, now=today) for ref, a in unique.items()}
-    stances = {ref: extract_stances(a, now=today) for ref, a in unique.items()}
+    known = frozenset(w for a in unique.values() for w in proper_words_of(a.title + "\n" + a.body))
+    facts = {ref: extract_facts(a, now=today, known_names=known) for ref, a in unique.items()}
+    stances = {ref: extract_stances(a, now=today, known_names=known) for ref, a in unique.items()}
     vocab = {ref: article_vocabulary(a.title, a.body) for ref, a in unique.items()}
     findings = []
     for ref_a, ref_b in combinations(sorted(unique), 2):

@@ -4,11 +4,10 @@ from __future__ import annotations
 from .facts import Fact
 from .schedule import describe
 from .scope import audience, audiences_compatible, names_compatible, strong_topic
-from .text import overlap
+from .text import content_tokens, overlap
 
 import os
-STRICT_NAMES = os.environ.get('SN','1')=='1'
-MIN_TOPIC_OVERLAP = 0.5
+MIN_TOPIC_OVERLAP = float(os.environ.get('MO', '0.5'))
 APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
 
 
@@ -17,12 +16,16 @@ def names_clash(a: frozenset, b: frozenset) -> bool:
     return bool(a - b) and bool(b - a)
 
 
+def _name_words(names: frozenset) -> set:
+    return {w for n in names for w in content_tokens(n, drop_generic=False)}
+
+
 def _scope_differs(a: Fact, b: Fact, vocab_a: frozenset, vocab_b: frozenset) -> bool:
     if a.past or b.past or a.holiday != b.holiday:
         return True
     if a.months and b.months and not (a.months & b.months):
         return True
-    if STRICT_NAMES and (vocab_a or vocab_b):
+    if (vocab_a or vocab_b) and a.kind in ("money", "percent", "count", "duration"):
         return not names_compatible(a.names, b.names, vocab_a=vocab_a, vocab_b=vocab_b)
     return names_clash(a.names, b.names)
 
@@ -40,18 +43,28 @@ def same_subject(a: Fact, b: Fact, *, vocab_a: frozenset = frozenset(), vocab_b:
         return 1.0 if a.names & b.names else 0.0  # event dates are about a named sale, plan, product
     if a.kind in ("phone", "email", "url") and not a.topic and not b.topic:
         return 0.6  # both are the general contact line
-    if not audiences_compatible(audience(a.topic), audience(b.topic)):
+    # An age states its own audience ("adults aged 18 and over"); other values are limited by theirs.
+    if a.kind != "age" and not audiences_compatible(audience(a.topic), audience(b.topic)):
         return 0.0
-    strong_a, strong_b = strong_topic(a.topic, a.names), strong_topic(b.topic, b.names)
-    if not strong_a or not strong_b:
-        # Nothing says what one value is ("Porthaven - Inishmara: Flex EUR 14.50"): only shared names can.
-        return 0.5 if a.names & b.names and not (strong_a or strong_b) or (
-            a.names & b.names and len(strong_a | strong_b) <= 2) else 0.0
-    shared = len(strong_a & strong_b)
-    # One shared word is enough only when one side has nothing else to say ("E-bike: EUR 48").
-    if shared < 2 and min(len(strong_a), len(strong_b)) > 1:
+    if a.kind in ("phone", "email", "url"):
+        # What a contact line is for ("the date, the route and a description of the item") is its subject.
+        strong_a, strong_b = a.topic - _name_words(a.names), b.topic - _name_words(b.names)
+    else:
+        strong_a, strong_b = strong_topic(a.topic, a.names), strong_topic(b.topic, b.names)
+    common_names = a.names & b.names
+    if common_names and (not strong_a or not strong_b):
+        # One side says nothing but the name ("Fibre 500 - EUR 36.90", "Route A - B: Flex EUR 14.50"): the shared
+        # name is the subject, unless a side also names something the other article never mentions.
+        if len(strong_a | strong_b) > 2:
+            return 0.0
+        return 0.5 if names_compatible(a.names, b.names, vocab_a=vocab_a, vocab_b=vocab_b) else 0.0
+    shared = len(strong_a & strong_b) + len(common_names)
+    # One shared word is enough only when it is all both sides say ("E-bike: EUR 48" / "E-bikes are EUR 42"),
+    # or, for a contact line, all one side says ("faults line on ..." / "Faults and outages: ...").
+    single_ok = strong_a == strong_b or (a.kind in ("phone", "email", "url") and min(len(strong_a), len(strong_b)) == 1)
+    if shared < 2 and not single_ok:
         return 0.0
-    score = overlap(set(strong_a), set(strong_b))
+    score = overlap(set(strong_a) | common_names, set(strong_b) | common_names)
     return score if score >= MIN_TOPIC_OVERLAP else 0.0
 
 
@@ -97,30 +110,40 @@ def values_conflict(a: Fact, b: Fact) -> str | None:
     return None
 
 
-def _values_of(facts: list[Fact]) -> set:
-    return {(f.kind, f.unit, f.value) for f in facts if not f.past}
+def _agreeing_match(fact: Fact, others: list[Fact], score: float, scores: dict) -> bool:
+    """The other article states the same value for a subject at least as close: the fact agrees with it,
+    and a different value there is about a neighbouring case ("45 min for campervans" vs "30 min for cars")."""
+    for other in others:
+        if other.kind == fact.kind and not other.past and other.unit == fact.unit and other.value == fact.value \
+                and scores.get(id(other), 0.0) >= score:
+            return True
+    return False
 
 
 def best_conflict(facts_a: list[Fact], facts_b: list[Fact], *, vocab_a: frozenset = frozenset(),
                   vocab_b: frozenset = frozenset()) -> tuple[Fact, Fact, str] | None:
     """The best-matching contradictory pair of facts between two articles, if any."""
-    values_a, values_b = _values_of(facts_a), _values_of(facts_b)
+    values_a = {(f.kind, f.value) for f in facts_a if not f.past}
+    values_b = {(f.kind, f.value) for f in facts_b if not f.past}
+    scores = {}
+    for fa in facts_a:
+        for fb in facts_b:
+            if fa.kind == fb.kind:
+                scores[id(fa), id(fb)] = same_subject(fa, fb, vocab_a=vocab_a, vocab_b=vocab_b)
     best = None
     for fa in facts_a:
         for fb in facts_b:
-            if fa.kind != fb.kind:
-                continue
-            # Both values stated in both articles: two tiers or two lines ("25% for 1 h, 50% for 2 h"),
-            # not a changed value. A contact value the other article also lists is a different line.
-            in_b = (fa.kind, fa.unit, fa.value) in values_b
-            in_a = (fb.kind, fb.unit, fb.value) in values_a
-            if (in_a and in_b) or (fa.kind in ("phone", "email", "url") and (in_a or in_b)):
-                continue
-            score = same_subject(fa, fb, vocab_a=vocab_a, vocab_b=vocab_b)
+            score = scores.get((id(fa), id(fb)), 0.0)
             if not score:
+                continue
+            # A contact value the other article also lists is a different line, not a changed one.
+            if fa.kind in ("phone", "email", "url") and ((fb.kind, fb.value) in values_a or (fa.kind, fa.value) in values_b):
                 continue
             what = values_conflict(fa, fb)
             if what is None:
+                continue
+            if _agreeing_match(fa, facts_b, score, {id(o): scores.get((id(fa), id(o)), 0.0) for o in facts_b}) or \
+                    _agreeing_match(fb, facts_a, score, {id(o): scores.get((id(o), id(fb)), 0.0) for o in facts_a}):
                 continue
             key = (score, -fa.sentence.start, -fb.sentence.start)
             if best is None or key > best[0]:

@@ -43,6 +43,8 @@ MONEY_ROLES = [
     ("discount", r"% off|discount|\bsave\b"), ("liability", r"liable|replacement value|most you(?:'ll)? pay|excess"),
     ("penalty", r"\blate\b|non-return|\bfine\b|penalt|termination|restocking|call-out"),
 ]
+MAILBOX_WORDS = {"info", "hello", "contact", "enquiries", "enquiry", "mail", "email", "noreply", "no", "reply", "admin", "office"}
+ANCHOR_BEFORE_RE = re.compile(r"(?:'s?|s')?\s*(?:\w+\s){0,2}?(?:before|prior|ahead|in advance|notice|earlier than)\b", re.I)
 MAX_RE = re.compile(r"(up to|maximum( of)?|capped at|at most|the most you(?:'ll)? pay|no more than)\b", re.I)
 MIN_RE = re.compile(r"\b(at least|minimum( of)?|more than)\s*$", re.I)
 
@@ -103,6 +105,15 @@ def _value_facts(article: ArticleText, ctx: Context, span: Span, now: dt.date) -
             topic = frozenset(content_tokens(label + " " + near) - GENERAL_CONTACT)
             if not topic and not label and not near.strip():
                 topic = frozenset(content_tokens(ctx.line_label(span)) - GENERAL_CONTACT)
+            if v.kind == "email":
+                # "lostproperty@", "groups@" name a department; "Email X with the date, the route and ..." says
+                # what the address is for.
+                local = set(re.split(r"[._+-]", str(v.amount).split("@")[0].lower()))
+                after = text[v.end: clause_bounds(text, v.start)[1]]
+                topic = topic | frozenset((local | content_tokens(after)) - GENERAL_CONTACT - MAILBOX_WORDS)
+        if v.kind == "duration":
+            # "48 hours before departure" is a notice period; "within 48 hours" an elapsed time.
+            unit = f"{v.unit}/{'before' if ANCHOR_BEFORE_RE.match(text[v.end:]) else 'span'}"
         past = past_marker(text, v.start, v.end, now=now) or ctx.future
         if v.kind == "date":
             before = text[max(0, v.start - 30): v.start].lower()
@@ -138,9 +149,9 @@ def _schedule_facts(article: ArticleText, ctx: Context, spans: list[Span], now: 
     return facts
 
 
-def extract_facts(article: ArticleText, *, now: dt.date) -> list[Fact]:
+def extract_facts(article: ArticleText, *, now: dt.date, known_names: frozenset = frozenset()) -> list[Fact]:
     spans = split_sentences(article.body)
-    ctx = article_context(article, spans, now=now)
+    ctx = article_context(article, spans, now=now, known_names=known_names)
     facts: list[Fact] = []
     for span in spans:
         facts.extend(_value_facts(article, ctx, span, now))

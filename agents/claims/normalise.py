@@ -32,7 +32,7 @@ MONEY_RE = re.compile(
 PER_RE = re.compile(
     r"^\s*(?:/|per|a|an|each|for each(?: calendar)?|for (?:the|a) (?:whole|full)?\s*)\s*(?:(?:bike|person|adult|item|order|visit)\s+(?:per\s+)?)?"
     r"(?P<p>hour|day|week|month|year|mo|item|order|person|visit|night|km)\b", re.I)
-APPROX_RE = re.compile(r"\b(about|around|approximately|approx\.?|roughly|usually|typically|normally|some|nearly|almost|~)\s*$", re.I)
+APPROX_RE = re.compile(r"\b(about|around|approximately|approx\.?|roughly|usually|typically|normally|often|some|nearly|almost|~)\s*$", re.I)
 WORDNUM = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 DURATION_RE = re.compile(
     rf"(?P<n1>\d+|{WORDNUM})(?:\s?(?:-|\u2013|to|and)\s?(?P<n2>\d+|{WORDNUM}))?[\s-]"
@@ -87,9 +87,20 @@ def find_money(sentence: str) -> list[Value]:
     return out
 
 
+COMPOUND_RE = re.compile(r"\b(?P<h>\d+)\s?(?:hours?|hrs?|h)\s(?:and\s)?(?P<m>\d+)\s?(?:minutes?|mins?)\b", re.I)
+
+
 def find_durations(sentence: str) -> list[Value]:
     out = []
+    # "1 hour 35 minutes" is one duration, not "1 hour" and "35 minutes".
+    compounds = [(m.start(), m.end()) for m in COMPOUND_RE.finditer(sentence)]
+    for m in COMPOUND_RE.finditer(sentence):
+        hours = int(m.group("h")) + int(m.group("m")) / 60
+        approx = bool(APPROX_RE.search(sentence[: m.start()]))
+        out.append(Value("duration", m.start(), m.end(), m.group(), (hours, hours), "hour", approx=approx))
     for m in DURATION_RE.finditer(sentence):
+        if any(a <= m.start() < b for a, b in compounds):
+            continue
         unit = m.group("u").lower().rstrip("s")
         adjectival = sentence[m.start("u") - 1] == "-" and not m.group("u").lower().endswith("s")
         if adjectival and not CLAIM_NOUN_RE.match(sentence[m.end():]):
@@ -112,7 +123,7 @@ def find_durations(sentence: str) -> list[Value]:
         elif re.search(r"\b(within|up to|at most|no later than|maximum( of)?|less than|under)\s*$", before, re.I):
             bound = "max"
         out.append(Value("duration", m.start(), m.end(), m.group(), (lo, hi), base, approx=approx, bound=bound))
-    return out
+    return sorted(out, key=lambda v: v.start)
 
 
 def find_ages(sentence: str) -> list[Value]:

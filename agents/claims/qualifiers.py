@@ -92,10 +92,17 @@ class Context:
         return span.text + " " + self.lead_for(span)
 
 
-def article_context(article: ArticleText, spans: list[Span], *, now: dt.date) -> Context:
+def proper_words_of(text: str) -> set[str]:
+    """Capitalised words inside a sentence ("a Saver ticket"): names wherever they start a sentence."""
+    return {m.group(1) for m in re.finditer(r"[a-z,;&)][ \t]+([A-Z][a-zA-Z'\-]+)", text)}
+
+
+def article_context(article: ArticleText, spans: list[Span], *, now: dt.date,
+                    known_names: frozenset = frozenset()) -> Context:
     ctx = Context(title=article.title, body=article.body, spans=spans,
                   lowercase_words=set(re.findall(r"\b[a-z][a-z'\-]+\b", article.body)))
-    ctx.proper_words = {m.group(1) for m in re.finditer(r"[a-z,;&)][ \t]+([A-Z][a-zA-Z'\-]+)", article.body)}
+    # Names written mid-sentence in this article, its title or the other retrieved articles.
+    ctx.proper_words = proper_words_of(article.body) | proper_words_of(article.title) | set(known_names)
     ctx.title_names = names_in(article.title, ctx)
     effective = _effective_date(article.title, now, title=True) or (spans and _effective_date(spans[0].text, now)) or None
     ctx.future = bool(effective and effective > now)

@@ -13,7 +13,7 @@ from .text import content_tokens
 
 # Words any support article uses around any value: never evidence that two values are the same attribute.
 WEAK_WORDS = set(
-    """before after until till prior ahead earlier later departure depart arrival arrive leave travel trip journey
+    """before after until till prior ahead earlier later departure depart travel trip journey
     ticket fare card booking book order purchase account service off discount reduction percent
     each way per extra free charge cost value valid schedul scheduled date time least most up within less
     made apply applies route sailing sail item items thing rest passenger person traveller customer""".split()
@@ -21,14 +21,16 @@ WEAK_WORDS = set(
 # Who a value is for: a price, limit or age for one audience says nothing about another one.
 AUDIENCE_WORDS = set(
     """child children kid infant baby toddler adult student pupil senior pensioner youth teen teenager young
-    member resident visitor guest holder group family driver rider pedestrian business employee teacher""".split()
+    member resident visitor guest holder group family employee teacher""".split()
 )
 
 
-def strong_topic(topic: frozenset, names: frozenset) -> frozenset:
-    """Subject words: the topic without weak words, audiences and (the words of) names."""
+def strong_topic(topic: frozenset, names: frozenset, *, keep_audience: bool = False) -> frozenset:
+    """Subject words: the topic without weak words, audiences (unless they are the subject, as in "students
+    are eligible") and the words of `names`."""
     name_words = {w for n in names for w in content_tokens(n, drop_generic=False)}
-    return frozenset(t for t in topic if t not in WEAK_WORDS and t not in AUDIENCE_WORDS and t not in name_words)
+    return frozenset(t for t in topic if t not in WEAK_WORDS and t not in name_words
+                     and (keep_audience or t not in AUDIENCE_WORDS))
 
 
 def audience(topic: frozenset) -> frozenset:

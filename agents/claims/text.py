@@ -134,8 +134,12 @@ GENERAL_CONTACT = {"customer", "care", "service", "team", "support", "question",
                    "main", "help", "us", "call", "text", "whatsapp", "details", "our"}
 
 
+ADDRESS_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:https?://|www\.)\S+", re.I)
+
+
 def normalise_phrases(text: str) -> str:
-    out = CLOCK_RE.sub(" ", text).lower()
+    # An e-mail or web address is a value, not words about the topic ("help@example" is not "example").
+    out = CLOCK_RE.sub(" ", ADDRESS_RE.sub(" ", text)).lower()
     for pattern, repl in PHRASE_SYNONYMS:
         out = re.sub(pattern, repl, out)
     return out

@@ -10,8 +10,8 @@ Datasets (each read from its own files; formats checked by their keys, see the l
   joined with "; ".
 - kb-conflicts-dev: one item per labelled conflicting pair, the task the product needs: which of the
   two articles is right (its ref), or "cannot tell" when the label is null. EM = the ref (or
-  "cannot tell") exactly; ROUGE-L equals EM there (a ref is atomic: no partial credit). Direct (no context) cannot
-  name an article it has not seen, so it is not run there.
+  "cannot tell") exactly; ROUGE-L equals EM there (a ref is atomic: no partial credit). Direct
+  (no context) cannot name an article it has not seen, so it is not run there.
 
 Methods: direct (closed book), icl (all contexts in one prompt), macr, macr_no_kar (no knowledge
 assessment & retrieval), macr_cot (assessment & retrieval, then chain-of-thought instead of the

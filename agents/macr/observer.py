@@ -79,6 +79,7 @@ class InductionResult:
     validations: list[RuleValidation]
     training: list[Decision]
     validation: list[Decision]
+    candidates: list[Rule] = field(default_factory=list)  # every rule validated, in the order of `validations`
 
 
 def split_decisions(
@@ -181,4 +182,6 @@ def induce_rules(
         for rule, result in zip(all_candidates, validations)
         if result.accepted
     ]
-    return InductionResult(active_rules=active, validations=validations, training=training, validation=validation)
+    return InductionResult(
+        active_rules=active, validations=validations, training=training, validation=validation, candidates=all_candidates
+    )

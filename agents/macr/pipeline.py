@@ -190,3 +190,45 @@ def _focus_suggestion(*, pair: ConflictPair, judgment: LocalJudgment, synthesis,
     edit = proposed_edit(loser=loser, winner_ref=winner, snippets=pair.snippets) or synthesis.proposed_edit
     return Suggestion(refs=pair.refs, winner=winner, explanation=explanation, rules=related_rules,
                       confidence=round(confidence, 4), proposed_edit=edit), synthesis.delete_loser and edit is None
+
+
+@dataclass
+class ConflictSuggestion:
+    """What the product stores for one conflict: a suggestion, or None with the reason why not."""
+
+    suggestion: Suggestion | None
+    failure: str | None
+    delete_loser: bool
+    feedback: list[FeedbackCase]
+    llm_calls: int
+
+
+def suggest_for_conflict(
+    *,
+    a: ArticleText,
+    b: ArticleText,
+    conflict_type: str,
+    question: str,
+    now: dt.date,
+    config: LLMConfig,
+    rules: Sequence[Rule],
+    embed: Embed,
+    threshold: float = DEFAULT_THRESHOLD,
+    retrieve: Retrieve | None = None,
+    business: str = "",
+    other_articles: Sequence[ArticleText] = (),
+) -> ConflictSuggestion:
+    """Full MACR on one conflict of the product: `a` vs `b` (plus the turn's other articles as evidence).
+
+    `question` is the customer question of an occurrence; `retrieve(question, exclude_refs)` is the
+    knowledge-base search (the pair is excluded by the pipeline); the subject hint is the business
+    name and the articles' titles.
+    """
+    sources = [a, b, *[article for article in other_articles if article.ref not in (a.ref, b.ref)]]
+    subject = SubjectHint(business=business, titles=tuple(article.title for article in sources if article.title))
+    run = run_macr(
+        question=question, sources=sources, now=now, config=config, rules=rules, embed=embed, threshold=threshold,
+        retrieve=retrieve, subject=subject, focus=(a.ref, b.ref), focus_type=conflict_type,
+    )
+    return ConflictSuggestion(suggestion=run.suggestion, failure=run.failure, delete_loser=run.delete_loser,
+                              feedback=run.feedback, llm_calls=run.llm_calls)

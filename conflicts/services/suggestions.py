@@ -12,11 +12,17 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from agents.llm import LLMError, llm_config_for
+from agents.macr.induction import induce_with_llm
 from agents.macr.observer import OUTCOME_BOTH, OUTCOME_NEITHER, Decision, induce_rules
+from agents.macr.pipeline import suggest_for_conflict
 from agents.macr.reasoner import suggest
-from agents.macr.rules import Rule, executable_rules
-from agents.types import ArticleText
+from agents.macr.reasoning import FeedbackCase
+from agents.macr.rules import ConflictPair, Rule, executable_rules
+from agents.types import ArticleText, Suggestion
+from articles.embeddings import embed_texts
 from articles.models import Article, ArticleVersion, KnowledgeBase
+from articles.selectors import search
 from conflicts.models import (
     Conflict,
     ConflictStatus,
@@ -25,6 +31,7 @@ from conflicts.models import (
     ResolutionRule,
     ResolutionSuggestion,
     ReviewWinner,
+    RuleKind,
     RuleOrigin,
     RuleStatus,
     SuggestionStatus,
@@ -68,60 +75,149 @@ def rule_base_ensure(*, knowledge_base: KnowledgeBase) -> None:
     )
 
 
-def active_rules(*, knowledge_base: KnowledgeBase) -> tuple[list[Rule], int]:
-    """The rules the Reasoner may use now, with this knowledge base's figures, and the rule-base version."""
+def _textual_rule(row: ResolutionRule) -> Rule:
+    return Rule(
+        id=row.rule_id, type=row.type, condition=row.condition, resolution=row.resolution, origin=row.origin,
+        kind="textual", priority=row.priority, coverage=row.coverage, support=row.support,
+    )
+
+
+def active_rules(*, knowledge_base: KnowledgeBase, textual: bool = False) -> tuple[list[Rule], int]:
+    """The rules the Reasoner may use now, with this knowledge base's figures, and the rule-base version.
+
+    Textual rules are included only on request: they need the LLM to be applied.
+    """
     rule_base_ensure(knowledge_base=knowledge_base)
-    rows = {
-        row.rule_id: row
-        for row in ResolutionRule.objects.filter(knowledge_base=knowledge_base, status=RuleStatus.ACTIVE, enabled=True)
-    }
-    version = ResolutionRule.objects.filter(knowledge_base=knowledge_base).aggregate(v=Max("rule_base_version"))["v"] or 0
+    rows = list(ResolutionRule.objects.filter(knowledge_base=knowledge_base, status=RuleStatus.ACTIVE, enabled=True))
+    version = max((row.rule_base_version for row in rows), default=0)
+    by_id = {row.rule_id: row for row in rows}
     rules = []
     for rule in executable_rules():
-        row = rows.get(rule.id)
+        row = by_id.get(rule.id)
         if row is None:
             continue
         if row.coverage is not None and row.support is not None:
             rule = rule.with_stats(coverage=row.coverage, support=row.support)
         rules.append(rule)
-    # Textual rules need the LLM judge, which is not wired into the product yet; they are listed, not applied.
+    if textual:
+        rules += [_textual_rule(row) for row in rows if row.kind == RuleKind.TEXTUAL]
     return rules, version
 
 
+def _latest_question(conflict: Conflict) -> str:
+    occurrence = conflict.occurrences.select_related("turn").order_by("-created_at").first()
+    return occurrence.turn.question if occurrence else conflict.explanation
+
+
+def _kb_retriever(knowledge_base: KnowledgeBase):
+    """C_ext for MACR: the best passage of the knowledge base outside the conflicting articles."""
+
+    def retrieve(question: str, exclude_refs) -> str:
+        for hit in search(knowledge_base=knowledge_base, question=question, limit=5):
+            if hit.external_ref not in set(exclude_refs):
+                return hit.chunk_text
+        return ""
+
+    return retrieve
+
+
+def _suggest_with_llm(*, conflict: Conflict, a: ArticleText, b: ArticleText, config):
+    """Full MACR (assessment, retrieval, Analyzer, Reasoner) for a conflict no executable rule covers."""
+    rules, _ = active_rules(knowledge_base=conflict.knowledge_base, textual=True)
+    return suggest_for_conflict(
+        a=a,
+        b=b,
+        conflict_type=conflict.type,
+        question=_latest_question(conflict),
+        now=timezone.localdate(),
+        config=config,
+        rules=rules,
+        embed=embed_texts,
+        threshold=settings.MACR_ENTROPY_THRESHOLD,
+        retrieve=_kb_retriever(conflict.knowledge_base),
+        business=conflict.knowledge_base.name,
+    )
+
+
 def suggestion_compute(*, conflict_id: int) -> ResolutionSuggestion:
-    """(Re)compute the suggestion for one conflict from its articles' current versions. Idempotent."""
+    """(Re)compute the suggestion for one conflict from its articles' current versions. Idempotent.
+
+    Executable rules first (free, no LLM); a conflict they do not cover goes to the LLM path of MACR
+    when one is configured, and its provisional judgment is kept as feedback for the Observer.
+    A failure leaves no suggestion and records why: none is better than a wrong one.
+    """
     conflict = Conflict.objects.select_related(
         "article_low__current_version", "article_high__current_version", "knowledge_base"
     ).get(pk=conflict_id)
     low, high = conflict.article_low, conflict.article_high
+    a, b = _article_text(low, low.current_version), _article_text(high, high.current_version)
     rules, version = active_rules(knowledge_base=conflict.knowledge_base)
-    result = suggest(
-        a=_article_text(low, low.current_version),
-        b=_article_text(high, high.current_version),
+    result: Suggestion | None = suggest(
+        a=a,
+        b=b,
         conflict_type=conflict.type,
         now=timezone.localdate(),
         rules=rules,
         snippets={low.external_ref: conflict.snippet_low, high.external_ref: conflict.snippet_high},
     )
+    llm_calls, failure, feedback = 0, "", {}
+    config = llm_config_for("suggestions") if result.winner is None else None
+    if config is not None:
+        try:
+            macr = _suggest_with_llm(conflict=conflict, a=a, b=b, config=config)
+        except LLMError as exc:  # the pipeline reports its own failures; this is a belt for the braces
+            macr = None
+            failure = f"LLM {exc}"
+        if macr is not None:
+            llm_calls, failure = macr.llm_calls, macr.failure or ""
+            result = macr.suggestion
+            if macr.feedback:
+                case = macr.feedback[0]
+                feedback = {
+                    "question": case.question,
+                    "provisional_winner": case.provisional_winner,
+                    "reasoning": case.reasoning,
+                    "principle_condition": case.principle_condition,
+                    "principle_resolution": case.principle_resolution,
+                }
+    return _suggestion_store(
+        conflict=conflict, result=None if failure else result, failure=failure, llm_calls=llm_calls,
+        feedback=feedback, rules=active_rules(knowledge_base=conflict.knowledge_base, textual=True)[0] if config else rules,
+        rule_base_version=version,
+    )
+
+
+def _suggestion_store(
+    *, conflict: Conflict, result: Suggestion | None, failure: str, llm_calls: int, feedback: dict, rules: list[Rule],
+    rule_base_version: int,
+) -> ResolutionSuggestion:
+    low, high = conflict.article_low, conflict.article_high
     by_ref = {low.external_ref: low, high.external_ref: high}
-    winner = by_ref.get(result.winner) if result.winner else None
+    winner = by_ref.get(result.winner) if result and result.winner else None
     loser = (high if winner == low else low) if winner else None
-    used = {r.id: r for r in rules if r.id in result.rules}
+    used = {r.id: r for r in rules if result and r.id in result.rules}
+    if failure:
+        status = SuggestionStatus.FAILED
+    else:
+        status = SuggestionStatus.SUGGESTED if winner else SuggestionStatus.ABSTAINED
     with transaction.atomic():
         suggestion, _ = ResolutionSuggestion.objects.update_or_create(
             conflict=conflict,
             defaults={
-                "status": SuggestionStatus.SUGGESTED if winner else SuggestionStatus.ABSTAINED,
+                "status": status,
                 "winner": winner,
-                "explanation": result.explanation,
+                "explanation": result.explanation if result else "",
                 "rules": [{"id": rid, "coverage": r.coverage, "support": r.support} for rid, r in used.items()],
-                "confidence": result.confidence,
-                "edit_article": loser if result.proposed_edit else None,
-                "proposed_edit": result.proposed_edit or "",
+                "confidence": result.confidence if result else 0.0,
+                "edit_article": loser if result and result.proposed_edit else None,
+                "proposed_edit": (result.proposed_edit or "") if result else "",
                 "version_low": low.current_version,
                 "version_high": high.current_version,
-                "rule_base_version": version,
-                "llm_calls": 0,
+                "rule_base_version": rule_base_version,
+                "llm_calls": llm_calls,
+                "failure_reason": failure,
+                "provisional": bool(feedback),
+                "feedback": feedback,
             },
         )
         if used:
@@ -191,39 +287,82 @@ def _version_before_review(article: Article, reviewed: ArticleVersion, conflict:
     return reviewed
 
 
+def feedback_cases(*, knowledge_base: KnowledgeBase) -> list[FeedbackCase]:
+    """Conflicts the rules did not cover, with the LLM's provisional judgment: folded into the next induction."""
+    cases = []
+    for suggestion in ResolutionSuggestion.objects.filter(
+        conflict__knowledge_base=knowledge_base, provisional=True, version_low__isnull=False, version_high__isnull=False
+    ).select_related("conflict__article_low", "conflict__article_high", "version_low", "version_high"):
+        conflict, fb = suggestion.conflict, suggestion.feedback
+        cases.append(
+            FeedbackCase(
+                pair=ConflictPair(
+                    a=_article_text(conflict.article_low, suggestion.version_low),
+                    b=_article_text(conflict.article_high, suggestion.version_high),
+                    type=conflict.type,
+                ),
+                now=timezone.localdate(suggestion.computed_at),
+                question=fb.get("question", ""),
+                provisional_winner=fb.get("provisional_winner"),
+                reasoning=fb.get("reasoning", ""),
+                principle_condition=fb.get("principle_condition", ""),
+                principle_resolution=fb.get("principle_resolution", ""),
+            )
+        )
+    return cases
+
+
 def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> InductionRun:
-    """The Observer: validate every candidate rule on held-out staff decisions and keep those that pass."""
+    """The Observer: validate candidate rules on held-out staff decisions and keep those that pass.
+
+    Candidates are the executable templates and the knowledge base's textual rules, plus, when an LLM
+    is configured, rules it proposes from the training decisions and the feedback cases.
+    """
     rule_base_ensure(knowledge_base=knowledge_base)
     run = InductionRun.objects.create(knowledge_base=knowledge_base, requested_by=actor)
     decisions = staff_decisions(knowledge_base=knowledge_base)
     run.decisions = len(decisions)
     if len(decisions) < MIN_DECISIONS_FOR_INDUCTION:
-        run.status = InductionStatus.SKIPPED
-        run.reason = (
+        return _induction_finish(run, status=InductionStatus.SKIPPED, reason=(
             f"{len(decisions)} reviewed conflicts; at least {MIN_DECISIONS_FOR_INDUCTION} are needed "
-            "before rules are validated (the templates stay as they are)"
-        )
-        run.finished_at = timezone.now()
-        run.save()
-        return run
-    result = induce_rules(
-        decisions=decisions,
-        candidates=executable_rules(),
-        min_coverage=settings.MACR_MIN_COVERAGE,
-        min_support=settings.MACR_MIN_SUPPORT,
-    )
+            "before rules are validated (the rule base stays as it is)"
+        ))
+    config = llm_config_for("suggestions")
+    textual_rows = ResolutionRule.objects.filter(knowledge_base=knowledge_base, kind=RuleKind.TEXTUAL)
+    candidates = executable_rules() + ([_textual_rule(row) for row in textual_rows] if config else [])
+    thresholds = {"min_coverage": settings.MACR_MIN_COVERAGE, "min_support": settings.MACR_MIN_SUPPORT}
+    try:
+        if config is not None:
+            from agents.macr.calls import CallMeter
+
+            meter = CallMeter()
+            result = induce_with_llm(decisions=decisions, candidates=candidates, config=config,
+                                     feedback=feedback_cases(knowledge_base=knowledge_base), meter=meter, **thresholds)
+            run.llm_calls = meter.calls
+        else:
+            result = induce_rules(decisions=decisions, candidates=candidates, **thresholds)
+    except LLMError as exc:
+        return _induction_finish(run, status=InductionStatus.FAILED, reason=f"LLM {exc}; the rule base is unchanged")
     with transaction.atomic():
         version = (
             ResolutionRule.objects.filter(knowledge_base=knowledge_base).aggregate(v=Max("rule_base_version"))["v"] or 0
         ) + 1
-        for validation in result.validations:
-            ResolutionRule.objects.filter(knowledge_base=knowledge_base, rule_id=validation.rule_id).update(
+        for rule, validation in zip(result.candidates, result.validations):
+            updated = ResolutionRule.objects.filter(knowledge_base=knowledge_base, rule_id=validation.rule_id).update(
                 coverage=validation.coverage,
                 support=validation.support,
                 status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.RETIRED,
                 rule_base_version=version,
             )
-        run.status = InductionStatus.DONE
+            if not updated:
+                # A rule the LLM proposed in this run: kept as active or as a rejected candidate, with figures.
+                ResolutionRule.objects.create(
+                    knowledge_base=knowledge_base, rule_id=rule.id, type=rule.type, condition=rule.condition,
+                    resolution=rule.resolution, origin=RuleOrigin.INDUCED, kind=RuleKind.TEXTUAL,
+                    status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.CANDIDATE,
+                    priority=rule.priority, coverage=validation.coverage, support=validation.support,
+                    rule_base_version=version,
+                )
         run.training, run.validation = len(result.training), len(result.validation)
         run.candidates = len(result.validations)
         run.accepted = len(result.active_rules)
@@ -233,8 +372,12 @@ def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> Inductio
              "cases": v.cases, "accepted": v.accepted, "skipped": v.skipped_reason}
             for v in result.validations
         ]
-        run.finished_at = timezone.now()
-        run.save()
+        return _induction_finish(run, status=InductionStatus.DONE)
+
+
+def _induction_finish(run: InductionRun, *, status: str, reason: str = "") -> InductionRun:
+    run.status, run.reason, run.finished_at = status, reason, timezone.now()
+    run.save()
     return run
 
 

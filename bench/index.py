@@ -1,0 +1,371 @@
+"""Index throughput, time for a fix to reach retrieval, search latency and HNSW recall.
+
+    .venv/bin/python bench/index.py            # full: 10,000-article KB, search at 100,000 chunks
+    .venv/bin/python bench/index.py --quick    # ~1 minute: 600 articles, search at 20,000 chunks
+
+Runs on its own database (`kbreview_bench_index` on the embedded server, dropped at the end), or, with
+DATABASE_URL set, in a throwaway knowledge base deleted at the end.
+
+1. Full index: generated support articles are imported (articles_import, no index), then the whole
+   knowledge base is indexed by index_resync: chunking, MiniLM embedding, chunk swap per article.
+2. Fix: one article at a time is edited (article_edit) and re-indexed (article_reindex), then searched
+   (search) for its new sentence until the new text comes back; afterwards the old text must be gone
+   from the results and from the index. The ratio compares the median fix with the full index of step 1.
+3. Search: the knowledge base is grown to the target number of chunks. The extra chunks carry generated
+   text (full text indexed as the application does) but their vectors are *recombined real embeddings*:
+   0.75·a + 0.25·b + noise, normalised, where a and b are MiniLM embeddings of real chunks of the same topic
+   from step 1 (embedding 100k chunks would take minutes). Queries are generated customer questions and go
+   through the real `search` selector; its embedding call is timed separately, so the rest is database time.
+   HNSW and exact scan (search(exact_vectors=True)) alternate per query. Recall@10 compares
+   vector_search_ids(exact=False) with vector_search_ids(exact=True) on the same query vectors.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as common  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes; finishes in about a minute")
+    parser.add_argument("--articles", type=int, help="articles in the indexed KB (default 10000, quick 600)")
+    parser.add_argument("--chunks", type=int, help="chunks for the search measurement (default 100000, quick 20000)")
+    parser.add_argument("--fixes", type=int, help="fix trials (default 30, quick 10)")
+    parser.add_argument("--queries", type=int, help="search queries (default 200, quick 50)")
+    return parser.parse_args()
+
+
+# --- 1. full index -----------------------------------------------------------------------------
+
+
+def measure_full_index(kb, articles) -> dict:
+    import articles.services as services
+
+    log(f"[index] importing {len(articles)} generated articles (no index yet) ...")
+    watch = common.Stopwatch()
+    report = services.articles_import(knowledge_base=kb, parsed=common.to_parsed(articles), reindex=False)
+    import_s = watch()
+    log(f"[index] imported {len(report.created)} articles in {import_s:.1f} s")
+    embed_times: list[float] = []
+    progress = {"next": 0.0}
+    watch = common.Stopwatch()
+
+    def on_progress(done: int, total: int) -> None:
+        if watch() >= progress["next"]:
+            log(f"[index]   {done}/{total} articles, {watch():.0f} s")
+            progress["next"] += 30
+
+    with common.timed_calls(services, "embed_texts", embed_times):
+        written = services.index_resync(knowledge_base=kb, on_progress=on_progress)
+    elapsed = watch()
+    embed_s = sum(embed_times)
+    log(
+        f"[index] indexed {written} chunks of {len(articles)} articles in {elapsed:.1f} s "
+        f"= {written / elapsed:.0f} chunks/s; embedding {embed_s:.1f} s ({written / embed_s:.0f} chunks/s), "
+        f"database and chunking {elapsed - embed_s:.1f} s ({100 * (elapsed - embed_s) / elapsed:.0f}%)"
+    )
+    return {"chunks": written, "seconds": elapsed, "embed_seconds": embed_s, "import_seconds": import_s}
+
+
+# --- 2. fix reaches retrieval --------------------------------------------------------------------
+
+
+def measure_fixes(kb, articles, trials: int, rng: random.Random) -> dict:
+    import articles.selectors as selectors
+    from articles.models import Article, Chunk
+    from articles.services import article_edit, article_reindex
+
+    by_ref = {a.ref: a for a in articles}
+    targets = rng.sample(sorted(by_ref), trials)
+    totals, edits, reindexes, searches, polls, violations = [], [], [], [], [], 0
+    log(f"[fix] {trials} edits, each: article_edit -> article_reindex -> search until the new text is returned")
+    for n, ref in enumerate(targets):
+        generated = by_ref[ref]
+        article = Article.objects.select_related("current_version").get(knowledge_base=kb, external_ref=ref)
+        old_body = article.current_version.body
+        old_paragraph = old_body.split("\n\n")[0]
+        token = f"zq{n}x{rng.randint(10_000, 99_999)}"
+        new_sentence = (
+            f"Update {token}: from 1 March 2026 the {generated.topic} terms in this article changed; "
+            f"the new fee is £{rng.randint(10, 99)}.{rng.choice(['00', '50', '99'])}."
+        )
+        new_body = old_body.replace(old_paragraph, new_sentence, 1)
+        started = time.perf_counter()
+        article_edit(article=article, expected_version_id=article.current_version_id, body=new_body)
+        t_edit = time.perf_counter()
+        article_reindex(article_id=article.pk)
+        t_reindex = time.perf_counter()
+        attempts, visible_at = 0, None
+        while attempts < 50:
+            attempts += 1
+            hits = selectors.search(knowledge_base=kb, question=new_sentence)
+            mine = [h for h in hits if h.article_id == article.pk]
+            texts = [t for h in mine for t in h.chunks]
+            if any(token in t for t in texts) and not any(old_paragraph in t for t in texts):
+                visible_at = time.perf_counter()
+                break
+            time.sleep(0.01)
+        if visible_at is None:
+            raise SystemExit(f"fix {ref} never became visible in search")
+        totals.append(visible_at - started)
+        edits.append(t_edit - started)
+        reindexes.append(t_reindex - t_edit)
+        searches.append(visible_at - t_reindex)
+        polls.append(attempts)
+        # "never the old": the old paragraph must be gone from later searches (by the old text too) and from the index.
+        for question in (new_sentence, old_paragraph[:200]):
+            for hit in selectors.search(knowledge_base=kb, question=question):
+                if hit.article_id == article.pk and any(old_paragraph in t for t in hit.chunks):
+                    violations += 1
+        if Chunk.objects.filter(article_id=article.pk, text__contains=old_paragraph).exists():
+            violations += 1
+    log(f"[fix] edit to visible:  {common.summary(totals, 1000, ' ms')}")
+    log(f"[fix]   article_edit:    {common.summary(edits, 1000, ' ms')}")
+    log(f"[fix]   article_reindex: {common.summary(reindexes, 1000, ' ms')}")
+    log(f"[fix]   search:          {common.summary(searches, 1000, ' ms')}")
+    log(f"[fix] searches needed until visible: max {max(polls)} (1 = visible at the first search); "
+        f"old text seen after the fix: {violations} times")
+    return {"totals": totals, "violations": violations}
+
+
+# --- 3. grow to the target chunk count with recombined real embeddings ---------------------------------
+
+
+def grow_to(kb, *, target_chunks: int, first_index: int, rng: random.Random) -> dict:
+    import numpy as np
+    import psycopg
+    from django.db import connection
+    from pgvector.psycopg import register_vector
+
+    from articles.chunking import chunk_body
+    from articles.models import Article, ArticleVersion, Chunk
+
+    have = Chunk.objects.filter(knowledge_base=kb).count()
+    missing = target_chunks - have
+    if missing <= 0:
+        return {"synthetic_chunks": 0, "seconds": 0.0}
+    # Real embeddings by topic (the ref starts with the topic), the material for the recombined vectors.
+    pool: dict[str, list] = defaultdict(list)
+    for ref, vector in Chunk.objects.filter(knowledge_base=kb).values_list("article__external_ref", "embedding"):
+        pool[ref.split("-")[0]].append(np.asarray(vector, dtype=np.float32))
+    pools = {topic: np.stack(vectors) for topic, vectors in pool.items()}
+    noise_rng = np.random.default_rng(rng.randint(0, 2**31))
+
+    log(f"[grow] adding ~{missing} chunks (generated text, recombined real vectors) to reach {target_chunks} ...")
+    watch = common.Stopwatch()
+    generated, planned = [], 0
+    batch_start = first_index
+    while planned < missing:
+        batch = common.generate_articles(2000, seed=99, start=batch_start)
+        batch_start += 2000
+        for article in batch:
+            pieces = chunk_body(article.body)
+            generated.append((article, pieces))
+            planned += len(pieces)
+            if planned >= missing:
+                break
+    created = Article.objects.bulk_create(
+        [Article(knowledge_base=kb, external_ref=a.ref, title=a.title, source_type=a.source,
+                 source_uri=f"bench://{a.ref}") for a, _ in generated],
+        batch_size=5000,
+    )
+    versions = ArticleVersion.objects.bulk_create(
+        [ArticleVersion(article=row, number=1, title=a.title, body=a.body, content_hash=f"bench-{a.ref}",
+                        updated_at=a.updated_at, reason="import") for row, (a, _) in zip(created, generated)],
+        batch_size=5000,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE articles_article AS a SET current_version_id = v.id, indexed_version_id = v.id "
+            "FROM articles_articleversion AS v WHERE v.article_id = a.id AND a.knowledge_base_id = %s "
+            "AND a.current_version_id IS NULL",
+            [kb.pk],
+        )
+    params = connection.get_connection_params()
+    params = {k: v for k, v in params.items() if k in ("dbname", "user", "host", "port", "password")}
+    with psycopg.connect(**params, autocommit=True) as raw:
+        register_vector(raw)
+        raw.execute(
+            "CREATE TEMP TABLE bench_chunk_stage (article_id bigint, version_id bigint, ordinal integer, "
+            "text text, embedding vector(384), title text)"
+        )
+        with raw.cursor() as cursor:
+            with cursor.copy(
+                "COPY bench_chunk_stage (article_id, version_id, ordinal, text, embedding, title) FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["int8", "int8", "int4", "text", "vector", "text"])
+                for row, version, (article, pieces) in zip(created, versions, generated):
+                    same_topic = pools[article.topic] if article.topic in pools else next(iter(pools.values()))
+                    for ordinal, text in enumerate(pieces):
+                        a, b = same_topic[noise_rng.integers(len(same_topic), size=2)]
+                        vector = 0.75 * a + 0.25 * b + noise_rng.normal(0.0, 0.02, size=a.shape[0]).astype(np.float32)
+                        vector /= np.linalg.norm(vector)
+                        copy.write_row((row.pk, version.pk, ordinal, text, vector, article.title))
+        log(f"[grow]   staged {planned} chunks in {watch():.0f} s; inserting into the indexed table (HNSW + GIN) ...")
+        # The same tsvector the application writes: title weight A, chunk text weight B, english config.
+        raw.execute(
+            "INSERT INTO articles_chunk (knowledge_base_id, article_id, version_id, ordinal, text, embedding, search_vector) "
+            "SELECT %s, article_id, version_id, ordinal, text, embedding, "
+            "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
+            "setweight(to_tsvector('english'::regconfig, coalesce(text, '')), 'B') FROM bench_chunk_stage",
+            [kb.pk],
+        )
+        raw.execute("ANALYZE articles_chunk")
+        raw.execute("ANALYZE articles_article")
+    total = Chunk.objects.filter(knowledge_base=kb).count()
+    log(f"[grow] {total} chunks in the knowledge base ({planned} synthetic) after {watch():.0f} s")
+    return {"synthetic_chunks": planned, "total_chunks": total, "seconds": watch()}
+
+
+# --- 4. search latency and recall ---------------------------------------------------------------
+
+
+def plan_uses(kb, vector, exact: bool) -> str:
+    """Which scan the vector ranker's query gets (the same SET LOCALs as the selector)."""
+    from django.conf import settings
+    from django.db import connection, transaction
+    from pgvector.django import CosineDistance
+
+    from articles.models import Chunk
+
+    query = (
+        Chunk.objects.filter(knowledge_base=kb).annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance").values_list("pk", "distance")[:40]
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        else:
+            cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, 40)])
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        plan = query.explain()
+    nodes = re.findall(r"(Index Scan using \w+|Seq Scan on \w+|Bitmap Heap Scan on \w+|Parallel Seq Scan on \w+)", plan)
+    return ", ".join(dict.fromkeys(nodes)) or plan.splitlines()[0]
+
+
+def measure_search(kb, questions: list[str]) -> dict:
+    import articles.selectors as selectors
+    from articles.embeddings import embed_texts
+
+    for question in questions[:5]:  # warm the model, the caches and the connection
+        selectors.search(knowledge_base=kb, question=question)
+        selectors.search(knowledge_base=kb, question=question, exact_vectors=True)
+    results: dict[str, dict[str, list[float]]] = {
+        "hnsw": {"total": [], "embed": [], "db": []}, "exact": {"total": [], "embed": [], "db": []},
+    }
+    for i, question in enumerate(questions):
+        order = ("hnsw", "exact") if i % 2 == 0 else ("exact", "hnsw")
+        for mode in order:
+            embed_times: list[float] = []
+            with common.timed_calls(selectors, "embed_text", embed_times):
+                started = time.perf_counter()
+                selectors.search(knowledge_base=kb, question=question, exact_vectors=(mode == "exact"))
+                total = time.perf_counter() - started
+            results[mode]["total"].append(total)
+            results[mode]["embed"].append(sum(embed_times))
+            results[mode]["db"].append(total - sum(embed_times))
+    for mode in ("hnsw", "exact"):
+        for part in ("total", "embed", "db"):
+            log(f"[search] {mode:5} {part:5}: {common.summary(results[mode][part], 1000, ' ms')}")
+
+    vectors = embed_texts(questions)
+    log(f"[search] vector ranker plan, HNSW path:  {plan_uses(kb, vectors[0], exact=False)}")
+    log(f"[search] vector ranker plan, exact path: {plan_uses(kb, vectors[0], exact=True)}")
+    from pgvector.django import CosineDistance
+
+    from articles.models import Chunk
+
+    def distances(ids, vector) -> list[float]:
+        rows = dict(Chunk.objects.filter(pk__in=ids).annotate(d=CosineDistance("embedding", vector)).values_list("pk", "d"))
+        return sorted(rows[i] for i in ids)
+
+    recalls, tie_recalls, worst = [], [], None
+    for vector in vectors:
+        approximate = selectors.vector_search_ids(knowledge_base=kb, question_vector=vector, limit=10, exact=False)
+        exact = selectors.vector_search_ids(knowledge_base=kb, question_vector=vector, limit=10, exact=True)
+        recall = len(set(approximate) & set(exact)) / max(1, len(exact))
+        recalls.append(recall)
+        # A result at the same distance as the exact 10th (a duplicate text) is as good as the one it displaced.
+        exact_d, approx_d = distances(exact, vector), distances(approximate, vector)
+        tie_recalls.append(sum(d <= exact_d[-1] + 1e-6 for d in approx_d) / max(1, len(exact)))
+        if worst is None or recall < worst[0]:
+            worst = (recall, len(approximate), exact_d, approx_d)
+    recall = sum(recalls) / len(recalls)
+    log(f"[search] recall@10 HNSW vs exact over {len(recalls)} queries: mean {recall:.4f}, "
+        f"worst {min(recalls):.2f}, queries below 1.0: {sum(r < 1 for r in recalls)}; "
+        f"counting equal-distance results as hits: {sum(tie_recalls) / len(tie_recalls):.4f}")
+    if worst and worst[0] < 1:
+        log(f"[search]   worst query: HNSW returned {worst[1]} ids, distances {[round(d, 4) for d in worst[3]]} "
+            f"vs exact {[round(d, 4) for d in worst[2]]}")
+    return {"results": results, "recall": recall}
+
+
+def main() -> None:
+    args = parse_args()
+    n_articles = args.articles or (600 if args.quick else 10_000)
+    n_chunks = args.chunks or (20_000 if args.quick else 100_000)
+    n_fixes = args.fixes or (10 if args.quick else 30)
+    n_queries = args.queries or (50 if args.quick else 200)
+    rng = random.Random(20260301)
+    wall = common.Stopwatch()
+    log(f"bench/index.py {'--quick' if args.quick else '(full)'}: {n_articles} articles, search at {n_chunks} chunks, "
+        f"{n_fixes} fixes, {n_queries} queries; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    common.setup_django(database="index")
+    from articles.embeddings import embed_text
+
+    embed_text("warm up the model")  # model load is start-up, not indexing
+    kb = common.new_knowledge_base("index")
+    try:
+        articles = common.generate_articles(n_articles)
+        index = measure_full_index(kb, articles)
+        fixes = measure_fixes(kb, articles, n_fixes, rng)
+        grown = grow_to(kb, target_chunks=n_chunks, first_index=n_articles, rng=rng)
+        search = measure_search(kb, common.generate_questions(n_queries, seed=5))
+    finally:
+        common.teardown([kb])
+
+    fix_p50 = common.percentile(fixes["totals"], 50)
+    full_s = index["seconds"]
+    hnsw, exact = search["results"]["hnsw"], search["results"]["exact"]
+    hnsw_p95 = common.percentile(hnsw["total"], 95)
+    exact_p95 = common.percentile(exact["total"], 95)
+    log("")
+    log(f"full index of {index['chunks']} chunks ({n_articles} articles): {full_s:.1f} s; "
+        f"median one-article fix (edit -> visible in search): {fix_p50 * 1000:.0f} ms; "
+        f"fix_vs_full_reindex_ratio = median fix / full index")
+    log(f"search at {grown.get('total_chunks', index['chunks'])} chunks "
+        f"({grown['synthetic_chunks']} with recombined real embeddings, see the docstring): "
+        f"HNSW p50/p95 {common.percentile(hnsw['total'], 50) * 1000:.1f}/{hnsw_p95 * 1000:.1f} ms "
+        f"(query embedding p95 {common.percentile(hnsw['embed'], 95) * 1000:.1f} ms, "
+        f"database p95 {common.percentile(hnsw['db'], 95) * 1000:.1f} ms); "
+        f"exact p50/p95 {common.percentile(exact['total'], 50) * 1000:.1f}/{exact_p95 * 1000:.1f} ms "
+        f"(database p95 {common.percentile(exact['db'], 95) * 1000:.1f} ms); "
+        f"database-only p95 ratio HNSW/exact {common.percentile(hnsw['db'], 95) / common.percentile(exact['db'], 95):.3f}")
+    if args.quick:
+        log(f"--quick: {n_articles} articles and {n_chunks} chunks instead of 10,000 and 100,000")
+    log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
+    common.print_figures([
+        common.Figure("index_chunks_per_s", index["chunks"] / full_s, "chunks/s", ">=", 300, digits=1),
+        common.Figure("fix_visible_p95_s", common.percentile(fixes["totals"], 95), "s", "<", 1),
+        common.Figure("fix_vs_full_reindex_ratio", fix_p50 / full_s, "x", "<", 0.01, digits=6),
+        common.Figure("search_p95_ms", hnsw_p95 * 1000, "ms", "<", 50, digits=1),
+        common.Figure("search_p95_vs_exact_ratio", hnsw_p95 / exact_p95, "x", "<", 1),
+        common.Figure("hnsw_recall_at_10", search["recall"], "fraction", ">=", 0.95),
+    ])
+
+
+if __name__ == "__main__":
+    main()
