@@ -1,7 +1,7 @@
 """Does conflict detection slow the reply? Reply latency of the built-in answer path with detection on vs off.
 
-    .venv/bin/python bench/reply_overhead.py            # 240 turns per arm, 24 concurrent callers
-    .venv/bin/python bench/reply_overhead.py --quick    # 64 turns per arm (about a minute)
+    .venv/bin/python bench/reply_overhead.py            # 240 turns per arm in 4 blocks, 24 concurrent callers
+    .venv/bin/python bench/reply_overhead.py --quick    # 64 turns per arm in 2 blocks (about a minute when idle)
 
 Every turn goes through conflicts.services.answer_question (hybrid search -> turn recorded -> LLM answer ->
 reply recorded) against a scripted OpenAI-compatible server on loopback (tests/support/scripted_llm.py: a
@@ -9,8 +9,8 @@ real HTTP server and the real `openai` client) configured as settings.LLM. The s
 of request apart by the response_format schema name: "answer" replies after 0.8 s, "pair_verdicts"
 (detection) after 1.5 s, or 30 s in the hung arm.
 
-Arms, run one after the other in this order with the same questions, each against the arm measured just before it:
-  off-a  no detection. `conflicts.services.detection.detection_dispatch` is replaced by a no-op for the arm,
+Arms (same questions in each; split into blocks that alternate, so drift on a shared machine hits both sides):
+  offA   no detection. `conflicts.services.detection.detection_dispatch` is replaced by a no-op for the block,
          so everything else is identical: the turn, its usages and its queued DetectionRun are still
          written in the same transaction; only the detection thread never starts. (No setting can switch
          detection off: an unknown DETECTION_DISPATCH value runs it *inline*, and fewer retrieved articles
@@ -18,10 +18,12 @@ Arms, run one after the other in this order with the same questions, each agains
   on     DETECTION_DISPATCH="thread" (the embedded default), DETECTION_DETECTOR="auto" (claims, then the LLM
          for the pairs the claims did not settle). The scripted detector flags the first pair as a conflict
          (with real quotes) and adds one item with invented refs, so only that pair's verdict is cached and
-         every turn still makes a real 1.5 s detection call (the worst case for the reply).
-         Then we wait until every on-turn's detection has finished.
-  off-b  as off-a, right before the hung arm.
-  hung   as on, but the detection reply takes 30 s and DETECTION_TIMEOUT_S is 0.5 s.
+         every turn still makes a real 1.5 s detection call (the worst case for the reply). After each on
+         block we wait until its detections have finished, so the next off block runs clean.
+  offB   as offA, alternating with hung (phase 2).
+  hung   as on, but the detection reply takes 30 s and DETECTION_TIMEOUT_S is 0.5 s. Phase 2 comes last
+         because hung calls keep the bounded detection pool busy long after their turns timed out.
+Figures: reply_p95_ratio = p95(on) / p95(offA); reply_p95_ratio_hung = p95(hung) / p95(offB).
 
 Callers: a ThreadPoolExecutor of 24 threads, staggered start, each closing its database connection after
 every turn (as a request with CONN_MAX_AGE=0 does). Afterwards DetectionRun outcomes are counted per arm.

@@ -6,8 +6,10 @@ from .schedule import describe
 from .scope import audience, audiences_compatible, names_compatible, strong_topic
 from .text import content_tokens, overlap
 
+import datetime as dt
 import os
 MIN_TOPIC_OVERLAP = float(os.environ.get('MO', '0.5'))
+RECURRING_DAYS = 300
 APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
 
 
@@ -104,7 +106,12 @@ def values_conflict(a: Fact, b: Fact) -> str | None:
     if a.kind == "age":
         return f"{a.display} vs {b.display}" if a.bound == b.bound and a.value != b.value else None
     if a.kind == "date":
-        return f"{a.display} vs {b.display}" if a.unit == b.unit and a.value != b.value else None
+        if a.unit != b.unit or a.value == b.value:
+            return None
+        # Nearly a year apart: this year's and next year's occurrence of a recurring event, not a moved date.
+        if isinstance(a.value, dt.date) and isinstance(b.value, dt.date) and abs((a.value - b.value).days) > RECURRING_DAYS:
+            return None
+        return f"{a.display} vs {b.display}"
     if a.kind in ("phone", "email", "url"):
         return f"{a.display} vs {b.display}" if a.value != b.value else None
     return None

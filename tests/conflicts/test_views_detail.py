@@ -201,3 +201,32 @@ def test_dismiss_requires_reason_then_dismisses_and_reopen_works(client, detecte
     kinds = list(ConflictActivity.objects.filter(conflict=conflict).order_by("pk").values_list("kind", flat=True))
     assert kinds == ["opened", "dismissed", "reopened"]
     assert client.post(reverse("conflict_reopen", args=[conflict.pk]), {}).status_code == 409
+
+
+def test_reopen_from_resolved_shows_it_under_open_again(client, kb, reviewer):
+    a = make_article(kb, "a", "Tickets cost €10.", index=False)
+    b = make_article(kb, "b", "Tickets cost €12.", index=False)
+    conflict = make_conflict(kb, a, b, status="processed")
+    client.force_login(reviewer)
+    response = client.post(reverse("conflict_reopen", args=[conflict.pk]), {"note": "prices changed again"}, **HTMX)
+    assert response.status_code == 200 and response["HX-Redirect"]
+    assert [c.pk for c in client.get(reverse("conflict_queue")).context["conflicts"]] == [conflict.pk]
+    activity = ConflictActivity.objects.get(conflict=conflict, kind="reopened")
+    assert (activity.from_status, activity.to_status, activity.note, activity.actor) == ("processed", "open", "prices changed again", reviewer)
+
+
+def test_admin_actions_call_the_services_per_conflict(client, kb):
+    a, b, c = (make_article(kb, ref, f"Text {ref}.", index=False) for ref in ("a", "b", "c"))
+    first, second = make_conflict(kb, a, b), make_conflict(kb, a, c, status="dismissed")
+    admin = make_user("root", is_superuser=True, is_staff=True)
+    client.force_login(admin)
+    url = reverse("admin:conflicts_conflict_changelist")
+    response = client.post(url, {"action": "dismiss_intentional", "_selected_action": [first.pk, second.pk]}, follow=True)
+    assert response.status_code == 200
+    first.refresh_from_db()
+    assert first.status == "dismissed" and first.reviewed_by == admin
+    assert ConflictActivity.objects.filter(conflict=first, kind="dismissed", actor=admin).count() == 1
+    assert ConflictActivity.objects.filter(conflict=second, kind="dismissed").count() == 0  # refused, not rewritten
+    client.post(url, {"action": "reopen", "_selected_action": [first.pk]})
+    first.refresh_from_db()
+    assert first.status == "open"

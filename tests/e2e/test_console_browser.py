@@ -41,6 +41,11 @@ def browser():
         )
         yield browser
         browser.close()
+        # While Playwright's loop runs, Django keeps this thread's connections per context rather than per
+        # thread: close the ones opened meanwhile, or the test database cannot be dropped at the end.
+        from django.db import connections
+
+        connections.close_all()
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from articles.models import KnowledgeBase
+from articles.management.options import knowledge_base_from_option
 from articles.selectors import search
 
 
@@ -13,11 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=5)
 
     def handle(self, *args, **options):
-        kbs = KnowledgeBase.objects.all()
-        if options["kb"]:
-            kbs = kbs.filter(slug=options["kb"])
-        if kbs.count() != 1:
-            raise CommandError("Name the knowledge base with --kb SLUG" if kbs.count() else "No such knowledge base")
-        for i, hit in enumerate(search(knowledge_base=kbs.get(), question=options["question"], limit=options["limit"]), 1):
+        kb = knowledge_base_from_option(options["kb"])
+        for i, hit in enumerate(search(knowledge_base=kb, question=options["question"], limit=options["limit"]), 1):
             snippet = hit.chunk_text.replace("\n", " ")[:160]
             self.stdout.write(f"{i}. [{hit.external_ref}] {hit.title}  (score {hit.score:.4f})\n   {snippet}")

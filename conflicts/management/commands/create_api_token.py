@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from articles.models import KnowledgeBase
+from articles.management.options import knowledge_base_from_option
 from conflicts.services import api_token_create
 
 
@@ -12,11 +12,6 @@ class Command(BaseCommand):
         parser.add_argument("--kb", help="knowledge base slug (default: the only one)")
 
     def handle(self, *args, **options):
-        kbs = KnowledgeBase.objects.all()
-        if options["kb"]:
-            kbs = kbs.filter(slug=options["kb"])
-        if kbs.count() != 1:
-            raise CommandError("Name the knowledge base with --kb SLUG" if kbs.count() else "No such knowledge base")
-        token, secret = api_token_create(knowledge_base=kbs.get(), name=options["name"])
+        token, secret = api_token_create(knowledge_base=knowledge_base_from_option(options["kb"]), name=options["name"])
         self.stderr.write(f"Token {token.name!r} for {token.knowledge_base.slug} (shown once, keep it safe):")
         self.stdout.write(secret)
