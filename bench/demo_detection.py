@@ -80,11 +80,10 @@ def build_sets(articles: dict[str, ArticleText], questions: list[dict]) -> dict[
     return sets
 
 
-def flagged_pairs(articles: dict[str, ArticleText], sets: list[list[str]], similarity=None) -> dict:
+def flagged_pairs(articles: dict[str, ArticleText], sets: list[list[str]]) -> dict:
     found = {}
     for refs in sets:
-        extra = {"similarity": similarity} if similarity is not None else {}
-        for f in detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, **extra):
+        for f in detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW):
             found.setdefault(f.refs, f)
     return found
 

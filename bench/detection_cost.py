@@ -1,7 +1,7 @@
 """LLM cost of per-turn detection: this design against the seed design's policy, on one replay.
 
     .venv/bin/python bench/detection_cost.py            # 10,000 turns, 2,000-article KB, plus a sensitivity sweep
-    .venv/bin/python bench/detection_cost.py --quick    # 1,500 turns, 400-article KB (under a minute)
+    .venv/bin/python bench/detection_cost.py --quick    # 1,000 turns, 320-article KB (under a minute on an idle 2-core machine)
 
 A generated help-centre KB with planted conflicting pairs (bench/_detection_fixtures.py) is imported into a
 database of its own (EMBEDDED_DATABASE_NAME=kbreview_bench_detection on the embedded server, dropped and
@@ -52,7 +52,7 @@ from _detection_fixtures import (  # noqa: E402
 )
 
 FULL = {"articles": 2000, "questions": 4000, "turns": 10_000}
-QUICK = {"articles": 400, "questions": 800, "turns": 1_500}
+QUICK = {"articles": 320, "questions": 640, "turns": 1_000}
 ZIPF_S = 1.0
 EDIT_SHARE = 0.01
 PLANTED_SHARE = 0.075  # articles whose fact was changed: 150 of 2,000
@@ -283,7 +283,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller KB and replay (under a minute on 2 cores)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the simulated sensitivity sweep")
-    parser.add_argument("--turns", type=int, help="override the replay length (default 10,000; 1,500 with --quick)")
+    parser.add_argument("--turns", type=int, help="override the replay length (default 10,000; 1,000 with --quick)")
     args = parser.parse_args()
     scale = dict(QUICK if args.quick else FULL)
     if args.turns:

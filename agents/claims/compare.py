@@ -1,14 +1,14 @@
 """Decide whether two facts from different articles are about the same attribute and cannot both hold."""
 from __future__ import annotations
 
+import datetime as dt
+
 from .facts import Fact
 from .schedule import describe
 from .scope import audience, audiences_compatible, names_compatible, strong_topic
 from .text import content_tokens, overlap
 
-import datetime as dt
-import os
-MIN_TOPIC_OVERLAP = float(os.environ.get('MO', '0.5'))
+MIN_TOPIC_OVERLAP = 0.5
 RECURRING_DAYS = 300
 APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
 
@@ -54,6 +54,8 @@ def same_subject(a: Fact, b: Fact, *, vocab_a: frozenset = frozenset(), vocab_b:
     else:
         strong_a, strong_b = strong_topic(a.topic, a.names), strong_topic(b.topic, b.names)
     common_names = a.names & b.names
+    if a.kind == "count" and "/" in a.unit and a.unit == b.unit and not (strong_a - strong_b or strong_b - strong_a):
+        return 0.8  # "up to N bicycles per booking": the allowance names its own subject
     if common_names and (not strong_a or not strong_b):
         # One side says nothing but the name ("Fibre 500 - EUR 36.90", "Route A - B: Flex EUR 14.50"): the shared
         # name is the subject, unless a side also names something the other article never mentions.
@@ -91,6 +93,9 @@ def values_conflict(a: Fact, b: Fact) -> str | None:
         ub, _, pb = b.unit.partition("/")
         if ua != ub or (pa and pb and pa != pb):
             return None
+    if a.kind == "count" and a.bound == b.bound == "max" and "/" in a.unit and a.unit == b.unit:
+        # Two different limits on the same allowance ("up to 6 bikes per booking" / "up to 4 bikes per booking").
+        return f"{a.display} vs {b.display}" if a.value != b.value else None
     if a.kind in ("money", "count", "percent"):
         if a.bound or b.bound or a.approx or b.approx:
             return None

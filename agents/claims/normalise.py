@@ -160,9 +160,21 @@ def find_emails_urls(sentence: str) -> list[Value]:
     return out
 
 
+# "up to 6 bicycles per booking": a limit on how many things one unit allows.
+ALLOWANCE_RE = re.compile(rf"\b(?:up to|a maximum of|maximum of|at most|no more than)\s(?P<n>\d+|{WORDNUM})\s"
+                          r"(?P<u>[a-z]+s)\s(?:per|for each|in each|on each|each)\s(?P<p>[a-z]+)\b", re.I)
+
+
 def find_counts(sentence: str) -> list[Value]:
     out = []
+    for m in ALLOWANCE_RE.finditer(sentence):
+        thing = m.group("u").lower()
+        thing = thing[:-1] if not thing.endswith("ss") else thing
+        out.append(Value("count", m.start("n"), m.end(), m.group()[m.start("n") - m.start():], _num(m.group("n")),
+                         f"{thing}/{m.group('p').lower()}", bound="max"))
     for m in COUNT_RE.finditer(sentence):
+        if any(v.start <= m.start() < v.end for v in out):
+            continue
         unit = m.group("u").lower().rstrip("s")
         before = sentence[max(0, m.start() - 25): m.start()].lower()
         bound = "max" if re.search(r"(up to|maximum( of)?|at most)\s*$", before) else (

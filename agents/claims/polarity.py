@@ -92,7 +92,7 @@ def _stances_in(article: ArticleText, ctx, spans: list[Span], index: int) -> lis
             if not m or (m.group().endswith("s") and MENTION_RE.search(main[: m.start()])):
                 continue
             found = True
-            topic = content_tokens(lead + " " + re.sub(r"\bnon-?\s*" + pattern[2:] if False else pattern, " ", main)) - {"non"}
+            topic = content_tokens(lead + " " + re.sub(pattern, " ", main)) - {"non"}  # "non-refundable"
             names = names_in(lead + " " + raw, ctx)
             if len(topic) < 3 and not names and index > 0:
                 # "Cash refunds are not given for weather." leans on the sentence before it, and on its names;
@@ -125,9 +125,12 @@ def _shared(sa: Stance, sb: Stance) -> tuple[int, float]:
     if common and (not strong_topic(sa.topic, sa.names, keep_audience=True)
                    or not strong_topic(sb.topic, sb.names, keep_audience=True)):
         return 2, 1.0
-    # Names stay in: "custom sofas" on one side is "Custom Sofa Builder" on the other.
+    # Names stay in: "custom sofas" on one side is "Custom Sofa Builder" on the other. A place both sides name
+    # ("Porthaven Ferry Terminal") is one piece of evidence, however many words it has.
     a, b = strong_topic(sa.topic, frozenset(), keep_audience=True), strong_topic(sb.topic, frozenset(), keep_audience=True)
-    return len(a & b), overlap(set(a), set(b))
+    common_words = {w for n in common for w in content_tokens(n, drop_generic=False)}
+    shared = len((a & b) - common_words) + (1 if (a & b) & common_words else 0)
+    return shared, overlap(set(a), set(b))
 
 
 def _matches(sa: Stance, sb: Stance) -> tuple[int, float] | None:

@@ -92,7 +92,13 @@ def parse_schedule(sentence: str) -> dict[int, tuple[int, int] | None]:
         preceding = [r for r in ranges if r[1] <= spec.start()]
         # A day list usually precedes its hours ("Saturday 09:00-17:00"); otherwise it trails them.
         target = None
-        if following and not any(s.start() > spec.end() and s.end() <= following[0][0] for s in specs):
+        # "from 8 am to 8 pm Monday to Friday, and from 9 am ...": days right after their hours, with no break
+        # in between, belong to those hours rather than to the next ones.
+        trailing = preceding and not re.search(r"[,;.]", sentence[preceding[-1][1]: spec.start()]) and (
+            not following or spec.start() - preceding[-1][1] < following[0][0] - spec.end())
+        if trailing:
+            target = preceding[-1]
+        elif following and not any(s.start() > spec.end() and s.end() <= following[0][0] for s in specs):
             target = following[0]
         elif preceding:
             target = preceding[-1]

@@ -15,7 +15,7 @@ from .text import content_tokens
 WEAK_WORDS = set(
     """before after until till prior ahead earlier later departure depart travel trip journey
     ticket fare card booking book order purchase account service off discount reduction percent
-    each way per extra free charge cost value valid schedul scheduled date time least most up within less
+    each way per extra charge cost value valid schedul scheduled date time least most up within less
     made apply applies route sailing sail item items thing rest passenger person traveller customer""".split()
 )
 # Who a value is for: a price, limit or age for one audience says nothing about another one.
