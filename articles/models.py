@@ -40,7 +40,7 @@ class Article(models.Model):
     source_uri = models.CharField(max_length=1000, blank=True)
     status = models.CharField(max_length=10, choices=ArticleStatus.choices, default=ArticleStatus.ACTIVE)
     current_version = models.ForeignKey(
-        "ArticleVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "ArticleVersion", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     # The version whose chunks are in the index; differs from current_version while stale.
     indexed_version = models.ForeignKey(

@@ -42,7 +42,7 @@ class ArticleUsage(models.Model):
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="usages")
     article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="usages")
-    version = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
+    version = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
     rank = models.PositiveIntegerField(null=True, blank=True)  # null: cited but not among the retrieved
     cited = models.BooleanField(default=False)
 
@@ -166,8 +166,8 @@ class ConflictOccurrence(models.Model):
 
     conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="occurrences")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="occurrences")
-    version_low = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
-    version_high = models.ForeignKey(ArticleVersion, on_delete=models.PROTECT, related_name="+")
+    version_low = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
     detector = models.CharField(max_length=20)
     cited = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -118,3 +118,15 @@ def test_concurrent_workers_finding_the_same_pair_make_one_conflict(kb, fare_art
     assert len(conflicts) == 1
     assert conflicts[0].times_seen == len(turns)
     assert ConflictOccurrence.objects.filter(conflict=conflicts[0]).count() == len(turns)
+
+
+@pytest.mark.django_db
+def test_deleting_a_knowledge_base_removes_all_it_owns(kb, fare_articles, inline_detection, django_capture_on_commit_callbacks):
+    from articles.models import Article, ArticleVersion
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report(kb)
+    assert Conflict.objects.exists()
+    kb.delete()
+    assert not Article.objects.exists() and not ArticleVersion.objects.exists()
+    assert not Turn.objects.exists() and not Conflict.objects.exists() and not ArticleUsage.objects.exists()
