@@ -226,6 +226,8 @@ def article_edit(
     """
     with transaction.atomic():
         locked = _lock_current(article_id=article.pk, expected_version_id=expected_version_id)
+        if locked.status == ArticleStatus.DELETED:
+            raise ArticleInputError(f"Article {locked.external_ref} is deleted; restore it before editing.")
         current = locked.current_version
         new_title = (title or current.title).strip()
         new_date = updated_at or timezone.localdate()

@@ -106,9 +106,7 @@ def article_edit_view(request, pk: int):
     article = _article_or_404(request, pk)
     form = ArticleEditForm(request.POST)
     status, error = 400, ""
-    if article.status == ArticleStatus.DELETED:
-        error = "This article is deleted; restore it before editing."
-    elif form.is_valid():
+    if form.is_valid():
         try:
             article_edit(
                 article=article,
