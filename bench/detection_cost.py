@@ -105,12 +105,7 @@ def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracl
     from agents.types import pair_key
     from articles.services import article_upsert, articles_import, knowledge_base_get_or_create
     from conflicts.services.turns import RetrievedRef, turn_report
-    from tests.support.scripted_llm import ScriptedLLM, _Handler
-
-    class NoDelayHandler(_Handler):
-        # The scripted server writes headers and body in two sends; without TCP_NODELAY, Nagle's algorithm
-        # and the client's delayed ACK add ~40 ms to every call on loopback.
-        disable_nagle_algorithm = True
+    from tests.support.scripted_llm import ScriptedLLM
 
     knowledge_base = knowledge_base_get_or_create(slug="bench-detection", name="Bench: detection cost")
     started = time.monotonic()
@@ -120,8 +115,6 @@ def replay(*, kb: KB, questions: list[Question], events: list[Event], this_oracl
     rng = random.Random(SEED + 7)
 
     this_server, seed_server = ScriptedLLM(respond=this_oracle), ScriptedLLM(respond=seed_oracle)
-    for server in (this_server, seed_server):
-        server._server.RequestHandlerClass = NoDelayHandler
     with this_server, seed_server:
         settings.DETECTION_DISPATCH = "inline"
         settings.DETECTION_DETECTOR = "auto"
