@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVectorField
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -101,9 +101,16 @@ class Chunk(models.Model):
     article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="chunks")
     version = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="chunks")
     ordinal = models.PositiveIntegerField()
+    title = models.CharField(max_length=500)  # the version's title, weighted above the text in full-text search
     text = models.TextField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIM)
-    search_vector = SearchVectorField()
+    # Computed by PostgreSQL on insert, so each chunk is written (and indexed) once.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("title", weight="A", config="english")
+        + SearchVector("text", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         constraints = [

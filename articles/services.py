@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.postgres.search import SearchVector
 from django.db import transaction
-from django.db.models import Value
 from django.utils import timezone
 
 from articles.chunking import chunk_body
@@ -327,14 +325,11 @@ def _index_batch(article_ids: list[int]) -> int:
                     article_id=article.pk,
                     version=version,
                     ordinal=i,
+                    title=version.title,
                     text=text,
                     embedding=vector,
                 )
                 for i, (text, vector) in enumerate(zip(pieces, article_vectors))
-            )
-            Chunk.objects.filter(version=version).update(
-                search_vector=SearchVector(Value(version.title), weight="A", config="english")
-                + SearchVector("text", weight="B", config="english")
             )
             Article.objects.filter(pk=article.pk).update(indexed_version=version)
             written += len(pieces)

@@ -268,3 +268,22 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
 
 def api_tokens(*, knowledge_base: KnowledgeBase) -> QuerySet:
     return ApiToken.objects.filter(knowledge_base=knowledge_base).select_related("created_by").order_by("-created_at")
+
+
+def conflict_suggestion(*, conflict: Conflict):
+    """The engine's latest suggestion for this conflict, or None."""
+    from conflicts.models import ResolutionSuggestion
+
+    return ResolutionSuggestion.objects.select_related("winner", "edit_article").filter(conflict=conflict).first()
+
+
+def rule_list(*, knowledge_base: KnowledgeBase) -> QuerySet:
+    from conflicts.models import ResolutionRule
+
+    return ResolutionRule.objects.filter(knowledge_base=knowledge_base).order_by("status", "priority", "rule_id")
+
+
+def induction_runs(*, knowledge_base: KnowledgeBase, limit: int = 20) -> list:
+    from conflicts.models import InductionRun
+
+    return list(InductionRun.objects.filter(knowledge_base=knowledge_base).select_related("requested_by")[:limit])

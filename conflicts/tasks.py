@@ -25,11 +25,14 @@ def compute_suggestion(self, conflict_id: int) -> str:
 
 
 @shared_task(bind=True, max_retries=2, default_retry_delay=60, acks_late=True, time_limit=1800, soft_time_limit=1700)
-def induce_rules(self, knowledge_base_id: int) -> str:
+def induce_rules(self, knowledge_base_id: int, actor_id: int | None = None) -> str:
+    from django.contrib.auth import get_user_model
+
     from articles.models import KnowledgeBase
     from conflicts.services.suggestions import rule_induction_run
 
-    return rule_induction_run(knowledge_base=KnowledgeBase.objects.get(pk=knowledge_base_id)).status
+    actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
+    return rule_induction_run(knowledge_base=KnowledgeBase.objects.get(pk=knowledge_base_id), actor=actor).status
 
 
 @shared_task

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -179,8 +180,15 @@ LOGGING = {
 }
 
 # Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "thread" (in this process,
-# beside the reply) or "inline" (synchronously; tests and evaluation only).
+# beside the reply), "inline" (synchronously; tests and evaluation only) or "off" (turns are recorded,
+# detection is switched off and each turn says so).
 DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "thread")
+if DETECTION_DISPATCH not in ("celery", "thread", "inline", "off"):
+    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, thread, inline or off")
+if DETECTION_DISPATCH == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured("DETECTION_DISPATCH=celery needs REDIS_URL (a broker for the workers)")
+if DETECTION_DETECTOR not in ("claims", "llm", "auto"):
+    raise ImproperlyConfigured(f"DETECTION_DETECTOR={DETECTION_DETECTOR!r}: use claims, llm or auto")
 # Knowledge-assessment threshold τ (calibrate with `manage.py calibrate_entropy`): below it the
 # model answers from its own knowledge, at or above it from retrieved context.
 MACR_ENTROPY_THRESHOLD = env.float("MACR_ENTROPY_THRESHOLD", default=-2.0)

@@ -5,10 +5,10 @@ nothing propagates to whoever is sending the reply.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import math
-import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -39,8 +39,9 @@ logger = logging.getLogger(__name__)
 
 # Detection must not hold up a reply, so it runs on threads of its own: one pool runs turns in the
 # background (embedded mode, no Celery), the other bounds each check by DETECTION_TIMEOUT_S.
-_background = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kbreview-turn")
-_bounded = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kbreview-detect")
+# Sized for an LLM answering in seconds: most of a check is waiting on the network, not the CPU.
+_background = ThreadPoolExecutor(max_workers=16, thread_name_prefix="kbreview-turn")
+_bounded = ThreadPoolExecutor(max_workers=32, thread_name_prefix="kbreview-detect")
 
 IMPACT_EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 IMPACT_HALF_LIFE_S = 7 * 24 * 3600
@@ -227,11 +228,12 @@ def _newer_than_reviewed(conflict: Conflict, version_low_id: int, version_high_i
     return version_low_id > reviewed[0] or version_high_id > reviewed[1]
 
 
-def _finish(run: DetectionRun, *, outcome: str, started: float, reason: str = "", **fields) -> DetectionRun:
+def _finish(run: DetectionRun, *, outcome: str, reason: str = "", **fields) -> DetectionRun:
     run.outcome = outcome
     run.reason = reason[:2000]
-    run.latency_ms = int((time.monotonic() - started) * 1000)
     run.finished_at = timezone.now()
+    # From the turn being recorded to the verdict: time spent waiting for a worker counts too.
+    run.latency_ms = int((run.finished_at - run.created_at).total_seconds() * 1000)
     for name, value in fields.items():
         setattr(run, name, value)
     run.save()
@@ -244,10 +246,12 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
     if run.outcome in FINISHED_OUTCOMES:
         return run
     turn = run.turn
-    started = time.monotonic()
     articles, usages = _article_texts(turn=turn)
     detector = settings.DETECTION_DETECTOR
     llm_config = llm_config_for("detection") if detector in ("llm", "auto") else None
+    if llm_config is not None and llm_config.timeout_s > settings.DETECTION_TIMEOUT_S:
+        # A call may not outlive the check that waits for it; a hung endpoint frees its thread in time.
+        llm_config = dataclasses.replace(llm_config, timeout_s=settings.DETECTION_TIMEOUT_S)
     if detector == "llm" and llm_config is None:
         detector = "claims"  # no LLM configured: the deterministic detector still serves
     cached = _cached_verdicts(usages=usages)
@@ -262,17 +266,18 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
     try:
         outcome = future.result(timeout=settings.DETECTION_TIMEOUT_S)
     except FutureTimeout:
-        return _finish(run, outcome=DetectionOutcome.TIMEOUT, started=started, detector=detector,
+        future.cancel()  # if it never started, it never will
+        return _finish(run, outcome=DetectionOutcome.TIMEOUT, detector=detector,
                        reason=f"no verdict within {settings.DETECTION_TIMEOUT_S:g} s; recorded as no conflicts")
     except LLMError as exc:
-        return _finish(run, outcome=DetectionOutcome.ERROR, started=started, detector=detector,
+        return _finish(run, outcome=DetectionOutcome.ERROR, detector=detector,
                        reason=f"LLM {exc}; recorded as no conflicts")
     except Exception as exc:  # fail open on anything a detector can throw
         logger.exception("detector failed on turn %s", turn.pk)
-        return _finish(run, outcome=DetectionOutcome.ERROR, started=started, detector=detector,
+        return _finish(run, outcome=DetectionOutcome.ERROR, detector=detector,
                        reason=f"{type(exc).__name__}: {exc}; recorded as no conflicts")
     if not outcome.ran:
-        return _finish(run, outcome=DetectionOutcome.SKIPPED, started=started, detector=detector,
+        return _finish(run, outcome=DetectionOutcome.SKIPPED, detector=detector,
                        reason="fewer than 2 live articles", articles_checked=outcome.articles_considered)
     with transaction.atomic():
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
@@ -282,7 +287,6 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
         return _finish(
             run,
             outcome=DetectionOutcome.CAPPED if outcome.status == STATUS_CAPPED else DetectionOutcome.OK,
-            started=started,
             reason="only the 20 best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
             detector=detector,
             articles_checked=n,

@@ -385,3 +385,10 @@ def rule_set_enabled(*, rule: ResolutionRule, enabled: bool) -> ResolutionRule:
     rule.enabled = enabled
     rule.save(update_fields=["enabled", "updated_at"])
     return rule
+
+
+def rule_induction_enqueue(*, knowledge_base: KnowledgeBase, actor=None) -> None:
+    """Run the Observer now (ops asked for it), after the request's transaction commits."""
+    from conflicts.tasks import induce_rules
+
+    transaction.on_commit(lambda: induce_rules.delay(knowledge_base.pk, actor.pk if actor else None))

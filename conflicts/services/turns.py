@@ -76,11 +76,12 @@ def turn_report(
                 for r in ordered
             )
             live = sum(1 for r in ordered if articles[r.ref].status == ArticleStatus.ACTIVE)
-            if live < 2:
+            skip_reason = _skip_reason(live)
+            if skip_reason:
                 DetectionRun.objects.create(
                     turn=turn,
                     outcome=DetectionOutcome.SKIPPED,
-                    reason=f"{live} article(s) retrieved; a conflict needs at least 2",
+                    reason=skip_reason,
                     articles_checked=live,
                     finished_at=timezone.now(),
                 )
@@ -95,6 +96,14 @@ def turn_report(
         # Another request recorded the same external id first: that one stands.
         return Turn.objects.get(knowledge_base=knowledge_base, external_id=external_id), False
     return turn, True
+
+
+def _skip_reason(live_articles: int) -> str:
+    if settings.DETECTION_DISPATCH == "off":
+        return "detection is switched off (DETECTION_DISPATCH=off)"
+    if live_articles < 2:
+        return f"{live_articles} article(s) retrieved; a conflict needs at least 2"
+    return ""
 
 
 def _reply_write(*, turn: Turn, reply: str, sent_at: dt.datetime | None) -> None:

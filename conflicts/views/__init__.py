@@ -14,9 +14,11 @@ from conflicts.views.detail import (
     conflict_preview,
     conflict_reopen_view,
     conflict_resolve_view,
+    conflict_suggestion_recompute,
 )
 from conflicts.views.ops import ops_home, ops_resync, ops_sync_job, ops_token_create, ops_token_revoke
 from conflicts.views.queue import conflict_bulk_dismiss, conflict_queue
+from conflicts.views.rules import rule_induction_start, rule_list, rule_toggle
 
 __all__ = [
     "article_detail",
@@ -31,6 +33,7 @@ __all__ = [
     "conflict_queue",
     "conflict_reopen_view",
     "conflict_resolve_view",
+    "conflict_suggestion_recompute",
     "home",
     "kb_switch",
     "ops_home",
@@ -38,4 +41,7 @@ __all__ = [
     "ops_sync_job",
     "ops_token_create",
     "ops_token_revoke",
+    "rule_induction_start",
+    "rule_list",
+    "rule_toggle",
 ]

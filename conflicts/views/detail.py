@@ -14,7 +14,9 @@ from conflicts import selectors
 from conflicts.forms import DismissForm, ReopenForm, ResolveForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
+from agents.llm import llm_config_for
 from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
+from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page
 from conflicts.views.display import diff_html, highlight
 
@@ -46,12 +48,18 @@ def _side(conflict: Conflict, side: str) -> dict:
     }
 
 
-def _resolve_form(conflict: Conflict, data=None) -> ResolveForm:
+def _resolve_form(conflict: Conflict, data=None, suggestion=None) -> ResolveForm:
+    """The resolve form; with `suggestion`, pre-filled with its proposed edit for the reviewer to confirm."""
     initial = {}
     for side, article in (("low", conflict.article_low), ("high", conflict.article_high)):
         initial[f"{side}_action"] = "keep"
         initial[f"{side}_body"] = article.current_version.body if article.current_version else ""
         initial[f"{side}_expected_version_id"] = article.current_version_id
+        if suggestion is not None and suggestion.edit_article_id == article.pk and suggestion.proposed_edit:
+            initial[f"{side}_action"] = "edit"
+            initial[f"{side}_body"] = suggestion.proposed_edit
+    if suggestion is not None and suggestion.winner_id:
+        initial["winner"] = ReviewWinner.LOW if suggestion.winner_id == conflict.article_low_id else ReviewWinner.HIGH
     form = ResolveForm(data, initial=initial, conflict=conflict)
     form.fields["winner"].choices = [
         ("", "Let the edit decide"),
@@ -66,6 +74,8 @@ def _resolve_form(conflict: Conflict, data=None) -> ResolveForm:
 def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_form=None, reopen_form=None,
                    action_error: str = "") -> dict:
     low, high = _side(conflict, "low"), _side(conflict, "high")
+    suggestion = selectors.conflict_suggestion(conflict=conflict)
+    applying = suggestion is not None and request.GET.get("apply") == "1" and resolve_form is None
     # The relevant passages are the snippets; without them, the whole texts.
     passage_a = conflict.snippet_low or (low["version"].body if low["version"] else "")
     passage_b = conflict.snippet_high or (high["version"].body if high["version"] else "")
@@ -78,7 +88,14 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "activity": selectors.conflict_activity(conflict=conflict),
         "can_review": allows(request, Role.REVIEWER),
         "is_open": conflict.status == ConflictStatus.OPEN,
-        "resolve_form": resolve_form or _resolve_form(conflict),
+        "resolve_form": resolve_form or _resolve_form(conflict, suggestion=suggestion if applying else None),
+        "suggestion": suggestion,
+        "applying": applying,
+        # Computed on other versions than those shown: say so rather than present it as current.
+        "suggestion_outdated": suggestion is not None
+        and (suggestion.version_low_id, suggestion.version_high_id)
+        != (conflict.article_low.current_version_id, conflict.article_high.current_version_id),
+        "suggestions_llm": llm_config_for("suggestions") is not None,
         "dismiss_form": dismiss_form or DismissForm(),
         "reopen_form": reopen_form or ReopenForm(),
         "action_error": action_error,
@@ -138,6 +155,14 @@ def conflict_preview(request, pk: int):
     proposed = request.POST.get(f"{side}_body", "")
     context = {"conflict": conflict, "preview_side": side, "preview": diff_html(old=current, new=proposed)}
     return render_page(request, TEMPLATE, {**detail_context(request, conflict), **context}, partial="preview")
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_suggestion_recompute(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    suggestion_enqueue(conflict_id=conflict.pk)
+    return _done(request, conflict, "The suggestion is being recomputed.")
 
 
 @kb_view(write=Role.REVIEWER)

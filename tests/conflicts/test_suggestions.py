@@ -1,10 +1,8 @@
 import datetime as dt
 
 import pytest
-from django.utils import timezone
 
 from conflicts.models import (
-    Conflict,
     InductionStatus,
     ResolutionRule,
     ResolutionSuggestion,
@@ -13,17 +11,8 @@ from conflicts.models import (
 )
 from conflicts.services import ArticleFix, conflict_dismiss, conflict_resolve
 from conflicts.services.suggestions import rule_induction_run, staff_decisions, suggestion_compute
+from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
-
-
-def make_conflict(kb, a, b, *, type="price", snippets=("", "")):
-    low, high = sorted((a, b), key=lambda x: x.pk)
-    now = timezone.now()
-    return Conflict.objects.create(
-        knowledge_base=kb, article_low=low, article_high=high, type=type, explanation="test",
-        snippet_low=snippets[0] if low == a else snippets[1], snippet_high=snippets[1] if low == a else snippets[0],
-        first_seen=now, last_seen=now, times_seen=1,
-    )
 
 
 @pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 
 from conflicts.models import ResolutionSuggestion, SuggestionStatus
 from conflicts.services.suggestions import feedback_cases, suggestion_compute
-from tests.conflicts.test_suggestions import make_conflict
+from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
 from tests.support.scripted_llm import http_error, message_text, samples
 

@@ -130,3 +130,11 @@ def test_deleting_a_knowledge_base_removes_all_it_owns(kb, fare_articles, inline
     kb.delete()
     assert not Article.objects.exists() and not ArticleVersion.objects.exists()
     assert not Turn.objects.exists() and not Conflict.objects.exists() and not ArticleUsage.objects.exists()
+
+
+@pytest.mark.django_db
+def test_detection_switched_off_records_why(kb, fare_articles, settings):
+    settings.DETECTION_DISPATCH = "off"
+    turn, _ = report(kb)
+    assert turn.detection.outcome == DetectionOutcome.SKIPPED
+    assert "switched off" in turn.detection.reason

@@ -1,0 +1,42 @@
+"""The rule base: every rule with its figures, on/off switches, and the Observer's runs."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from agents.llm import llm_config_for
+from articles.models import Role
+from conflicts import selectors
+from conflicts.models import ResolutionRule
+from conflicts.permissions import allows, kb_view
+from conflicts.services.suggestions import rule_base_ensure, rule_induction_enqueue, rule_set_enabled
+from conflicts.views.common import get_in_kb_or_404, render_page
+
+
+@kb_view()
+def rule_list(request):
+    rule_base_ensure(knowledge_base=request.kb)
+    context = {
+        "rules": selectors.rule_list(knowledge_base=request.kb),
+        "runs": selectors.induction_runs(knowledge_base=request.kb),
+        "can_manage": allows(request, Role.OPS),
+        "llm_configured": llm_config_for("suggestions") is not None,
+    }
+    return render_page(request, "conflicts/rules.html", context, partial="rules-table")
+
+
+@kb_view(write=Role.OPS)
+@require_POST
+def rule_toggle(request, pk: int):
+    rule = get_in_kb_or_404(ResolutionRule.objects.all(), knowledge_base=request.kb, pk=pk)
+    rule_set_enabled(rule=rule, enabled=request.POST.get("enabled") == "1")
+    return rule_list(request)
+
+
+@kb_view(write=Role.OPS)
+@require_POST
+def rule_induction_start(request):
+    rule_induction_enqueue(knowledge_base=request.kb, actor=request.user)
+    messages.success(request, "Rule induction started; its run appears below when it finishes.")
+    return redirect("rule_list")
