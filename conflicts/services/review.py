@@ -170,3 +170,18 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
     )
     suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
+
+
+def conflict_dismiss_many(*, conflicts: list[Conflict], actor=None, reason: str) -> tuple[int, list[str]]:
+    """Bulk dismiss, one conflict at a time through conflict_dismiss (each writes its activity row).
+
+    Returns how many were dismissed and, for the others, why not (e.g. someone resolved it meanwhile).
+    """
+    dismissed, refused = 0, []
+    for conflict in conflicts:
+        try:
+            conflict_dismiss(conflict=conflict, actor=actor, reason=reason)
+            dismissed += 1
+        except ConflictStateError as exc:
+            refused.append(f"#{conflict.pk}: {exc}")
+    return dismissed, refused

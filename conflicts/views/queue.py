@@ -13,7 +13,7 @@ from conflicts import selectors
 from conflicts.forms import BulkDismissForm, QueueFilterForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
-from conflicts.services import ConflictStateError, conflict_dismiss
+from conflicts.services import conflict_dismiss_many
 from conflicts.views.common import query_string, render_page
 
 PAGE_SIZE = 25
@@ -90,13 +90,7 @@ def conflict_bulk_dismiss(request):
         conflicts = list(Conflict.objects.filter(knowledge_base=request.kb, pk__in=ids).order_by("pk"))
         if len(conflicts) != len(ids):
             raise Http404("Not found in this knowledge base.")
-        dismissed, refused = 0, []
-        for conflict in conflicts:  # one service call per conflict: each writes its activity row
-            try:
-                conflict_dismiss(conflict=conflict, actor=request.user, reason=form.cleaned_data["reason"])
-                dismissed += 1
-            except ConflictStateError as exc:
-                refused.append(f"#{conflict.pk}: {exc}")
+        dismissed, refused = conflict_dismiss_many(conflicts=conflicts, actor=request.user, reason=form.cleaned_data["reason"])
         notice = f"Dismissed {dismissed} conflict(s)." + (" Not dismissed: " + " ".join(refused) if refused else "")
         error = bool(refused)
     if not request.htmx:
