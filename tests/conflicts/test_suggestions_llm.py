@@ -9,7 +9,7 @@ from conflicts.models import ResolutionSuggestion, SuggestionStatus
 from conflicts.services.suggestions import feedback_cases, suggestion_compute
 from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
-from tests.support.scripted_llm import http_error, message_text, samples
+from tests.support.scripted_llm import http_error, message_text, samples, schema_name
 
 
 @pytest.fixture
@@ -19,9 +19,6 @@ def macr_llm(settings, scripted_llm, monkeypatch):
     monkeypatch.setattr("conflicts.services.suggestions.embed_texts", lambda texts: np.ones((len(texts), 4)))
     return scripted_llm
 
-
-def schema_name(request: dict) -> str:
-    return ((request.get("response_format") or {}).get("json_schema") or {}).get("name", "")
 
 
 def responder(winner: str, *, fail_step: str | None = None):

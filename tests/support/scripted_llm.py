@@ -94,6 +94,11 @@ def verdicts(*items: dict) -> dict:
     return {"pairs": list(items)}
 
 
+def schema_name(request: dict) -> str:
+    """The json_schema name a request asked for ("" in json_object mode or for plain text)."""
+    return ((request.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+
+
 def message_text(request: dict, role: str) -> str:
     """The concatenated text of the request's messages with `role` (system / user)."""
     return "\n".join(

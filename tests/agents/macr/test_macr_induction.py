@@ -12,7 +12,7 @@ from agents.macr.observer import Decision, split_decisions
 from agents.macr.reasoning import FeedbackCase
 from agents.macr.rules import ConflictPair, executable_rules
 from agents.types import ArticleText
-from tests.support.scripted_llm import http_error, message_text
+from tests.support.scripted_llm import http_error, message_text, schema_name
 
 DECIDED = dt.date(2026, 3, 1)
 PDF_WINS = {"type": "*", "condition": "one side is a PDF document", "resolution": "the PDF wins"}
@@ -30,10 +30,6 @@ def decision(index: int, outcome: str) -> Decision:
 
 # 40 decisions: staff chose the PDF in 3 of every 4, the page otherwise.
 DECISIONS = [decision(i, "page" if i % 4 == 0 else "pdf") for i in range(1, 41)]
-
-
-def schema_name(request: dict) -> str:
-    return request["response_format"]["json_schema"]["name"]
 
 
 def respond(request):

@@ -10,7 +10,7 @@ from agents.macr.pipeline import run_macr
 from agents.macr.reasoning import PROVISIONAL_RULE_ID, LLMTextualJudge
 from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText
-from tests.support.scripted_llm import HTTPFailure, Reply, answer, http_error, message_text, samples, slow
+from tests.support.scripted_llm import HTTPFailure, Reply, answer, http_error, message_text, samples, slow, schema_name
 
 NOW = dt.date(2026, 3, 1)
 QUESTION = "How much is an adult single ticket?"
@@ -31,9 +31,6 @@ TRIPLET = {"conflicts": [{
                  {"ref": "fares-pdf", "quote": "Adult single €29"}],
 }]}
 
-
-def schema_name(request: dict) -> str:
-    return ((request.get("response_format") or {}).get("json_schema") or {}).get("name", "")
 
 
 def scripted(overrides: dict | None = None):

@@ -1,0 +1,635 @@
+"""Does the review console stay fast at 50,000 conflicts and 500,000 occurrences?
+
+    .venv/bin/python bench/console.py            # 50,000 conflicts / 500,000 occurrences (and 1% of it first)
+    .venv/bin/python bench/console.py --quick    # 5,000 conflicts / 50,000 occurrences (about a minute)
+    .venv/bin/python bench/console.py --explain  # also EXPLAIN ANALYZE the slowest query of each page at full size
+
+Data (own database `kbreview_bench_console` on the embedded server, dropped and migrated fresh, dropped at
+the end; with DATABASE_URL set, a throwaway knowledge base that is deleted afterwards). Everything is
+written in SQL (COPY and INSERT ... SELECT generate_series), never row by row through the ORM:
+  articles   a few thousand generated support articles (bench/_common.py), 1-3 versions each, no chunks
+             (these pages never read them); created once, at the start, for both sizes.
+  conflicts  pairs of articles (each article is in ~20 pairs at full size); status open 60% /
+             processed 28% / dismissed 12%; reviewed ones carry reviewer, time, note and versions, 8% of them
+             "recurred after review"; types skewed towards price/hours/policy; the snippets are real
+             sentences of the two bodies; an activity row per state change; 30% have a suggestion.
+  occurrences one turn each (question + the reply sent), created over the last 90 days (skewed to recent),
+             30% cited; every conflict has at least one, the rest follow a power law (conflict picked as
+             floor(N * u^3)): the hottest conflict has thousands, the median two or three.
+             times_seen / times_cited / first_seen / last_seen / impact are then computed from the
+             occurrences exactly as conflicts.services.detection keeps them (impact = log-sum-exp of the
+             7-day half-life points).
+The same knowledge base is measured twice: at 1% of the conflicts and occurrences, then grown to full size
+(VACUUM ANALYZE after each load, as autovacuum would have done).
+
+Measured: Django's test Client, in-process, logged in (force_login) as a member with the reviewer role, so a
+request runs the whole stack: middleware, session and user lookups, the permission check, the view, the
+template, and a database connection per request (CONN_MAX_AGE=0, the default). Pages are requested round-
+robin (so drift on a shared machine hits all of them alike), warm-up first, then p50/p95 per page.
+SQL queries per page are counted with django.test.utils.CaptureQueriesContext on one request of each.
+  queue         /conflicts/?status=open                    (default tab and order: impact)
+  queue_p10     /conflicts/?status=open&page=10            (a later page; the last one if there are fewer)
+  queue_filter  /conflicts/?status=open&type=price&sort=recent
+  info only, not in the figures: the Resolved tab, a text search, the last page (OFFSET pagination) and the
+  default page at 100 rows (the view has no page-size parameter: its module constant PAGE_SIZE is set to 100
+  for that page only, to show the query count does not depend on it).
+  detail_hot    the conflict with the most occurrences
+  detail_typ    an open conflict with the median number of occurrences
+Figures: queue_p95_ms / detail_p95_ms are the worst p95 of the measured queue / detail pages at full size;
+queue_p95_growth is the worst (p95 at full size / p95 at 1%) over the queue pages that show as many rows at
+both sizes (with --quick, 1% is only 50 conflicts, so page 10 and the type filter drop out); queue_queries /
+detail_queries are the query counts, "constant" when every page of its kind at both sizes (and the
+100-row page) needs the same number.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import math
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as common  # noqa: E402
+
+SEED = 20260404
+REVIEWER = "bench-console-reviewer"
+QUEUE_PAGES = ("queue", "queue_p10", "queue_filter")
+DETAIL_PAGES = ("detail_hot", "detail_typ")
+INFO_PAGES = ("queue_resolved", "queue_search", "queue_last", "queue_100")
+TYPES = ["price"] * 5 + ["hours"] * 4 + ["policy"] * 3 + ["contact"] * 2 + ["date"] * 2 + [
+    "eligibility", "procedure", "quantity", "other"]
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="5,000 conflicts / 50,000 occurrences, fewer requests")
+    parser.add_argument("--conflicts", type=int, help="conflicts at full size (default 50,000)")
+    parser.add_argument("--occurrences", type=int, help="occurrences at full size (default 500,000)")
+    parser.add_argument("--articles", type=int, help="articles (default 5,000; 1,000 with --quick)")
+    parser.add_argument("--requests", type=int, help="measured requests per page (default 50; 20 with --quick)")
+    parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per page")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the slowest query of each page at full size")
+    parser.add_argument("--keep", action="store_true", help="leave the benchmark database in place for inspection")
+    return parser.parse_args()
+
+
+# --- writing rows in SQL -----------------------------------------------------------------------------
+
+
+def _table(model) -> str:
+    from django.db import connection
+
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _insert_select(model, given: dict[str, str], tail: str, params: dict | None = None) -> int:
+    """INSERT INTO model's table (given columns + every other column at its model default) SELECT ... tail.
+
+    `given` maps a column to an SQL expression over the FROM clause in `tail`. Columns the benchmark does
+    not know (added to the model later) get their Django default as a parameter, so the script keeps
+    working when a model grows a field with a default; a NOT NULL column without one is an error here."""
+    from django.db import connection
+
+    params = dict(params or {})
+    columns, expressions = [], []
+    for column, expression in given.items():
+        columns.append(column)
+        expressions.append(expression)
+    for field in model._meta.concrete_fields:
+        if field.primary_key or field.column in given or getattr(field, "generated", False):
+            continue
+        value = field.get_default()
+        if value is None:
+            if field.null:
+                continue
+            raise RuntimeError(f"bench/console.py does not fill {model.__name__}.{field.name}: update _insert_select's caller")
+        key = f"default_{field.column}"
+        params[key] = field.get_db_prep_save(value, connection)
+        columns.append(field.column)
+        expressions.append(f"%({key})s")
+    quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+    sql = f"INSERT INTO {_table(model)} ({quoted}) SELECT {', '.join(expressions)} {tail}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _execute(sql: str, params=None):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if cursor.description else cursor.rowcount
+
+
+def _copy(table: str, columns: list[str], rows) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+SCRATCH_TABLES = ("bench_article", "bench_question", "bench_reply", "bench_new_conflict", "bench_conflict", "bench_occ")
+
+
+def drop_scratch_tables() -> None:
+    """The generator's working tables (unlogged tables, not temporary ones: the test Client closes the
+    connection after every request, and the second load needs them)."""
+    for table in SCRATCH_TABLES:
+        _execute(f"DROP TABLE IF EXISTS {table}")
+
+
+class Dataset:
+    """One knowledge base, grown in stages: articles once, then conflicts and occurrences up to a size."""
+
+    def __init__(self, *, kb, reviewer, n_articles: int, now: dt.datetime) -> None:
+        self.kb = kb
+        self.reviewer = reviewer
+        self.n_articles = n_articles
+        self.now = now
+        self.conflicts = 0
+        self.occurrences = 0
+
+    # articles ---------------------------------------------------------------------------------------
+
+    def create_articles(self) -> None:
+        from articles.models import Article, ArticleVersion
+
+        rng = random.Random(SEED)
+        generated = common.generate_articles(self.n_articles, seed=SEED)
+        _copy(
+            _table(Article),
+            ["knowledge_base_id", "external_ref", "title", "source_type", "source_uri", "status", "created_at", "modified_at"],
+            ((self.kb.pk, a.ref, a.title, a.source, f"https://help.example.com/{a.ref}", "active", self.now, self.now)
+             for a in generated),
+        )
+        ids = dict(Article.objects.filter(knowledge_base=self.kb).values_list("external_ref", "pk"))
+        versions = []
+        for a in generated:
+            history = rng.choice([1, 1, 1, 2, 2, 3])
+            for number in range(1, history + 1):
+                # Older versions differ in their first paragraph, as an edited article would.
+                paragraphs = list(a.paragraphs) if number == history else [f"(Version {number}) " + a.paragraphs[0], *a.paragraphs[1:]]
+                body = "\n\n".join(paragraphs)
+                created = self.now - dt.timedelta(days=400 - 100 * number + rng.randint(0, 50))
+                versions.append((ids[a.ref], number, a.title, body, hashlib.sha256(body.encode()).hexdigest(), a.updated_at,
+                                 "import" if number == 1 else "edit", "", created))
+        _copy(
+            _table(ArticleVersion),
+            ["article_id", "number", "title", "body", "content_hash", "updated_at", "reason", "note", "created_at"],
+            versions,
+        )
+        article_table, version_table = _table(Article), _table(ArticleVersion)
+        _execute(
+            f"""UPDATE {article_table} a SET current_version_id = v.id, indexed_version_id = v.id
+                FROM (SELECT DISTINCT ON (article_id) article_id, id FROM {version_table} ORDER BY article_id, number DESC) v
+                WHERE v.article_id = a.id AND a.knowledge_base_id = %s""",
+            [self.kb.pk],
+        )
+        # Article ordinal -> id, current version, first sentence (the conflicting snippet): a scratch table
+        # the conflict generator joins; shuffled so a conflict's two articles are far apart in id.
+        _execute("DROP TABLE IF EXISTS bench_article")
+        _execute(
+            f"""CREATE UNLOGGED TABLE bench_article AS
+                SELECT (row_number() OVER (ORDER BY md5(a.id::text)) - 1)::int AS n, a.id, a.title,
+                       a.current_version_id AS version_id,
+                       split_part(replace(v.body, E'\\n', ' '), '. ', 1) || '.' AS sentence,
+                       v.body
+                FROM {article_table} a JOIN {version_table} v ON v.id = a.current_version_id
+                WHERE a.knowledge_base_id = %s""",
+            [self.kb.pk],
+        )
+        _execute("CREATE UNIQUE INDEX ON bench_article (n)")
+        _execute("CREATE UNIQUE INDEX ON bench_article (id)")
+        # Questions and replies for the turns: real-looking texts, reused round-robin.
+        questions = common.generate_questions(400, seed=SEED)
+        replies = []
+        for a in generated[:600]:
+            paragraph = a.paragraphs[rng.randrange(len(a.paragraphs))]
+            replies.append(f"Thanks for getting in touch. {paragraph} [[{a.ref}]]\n\nIs there anything else I can help with?")
+        _execute("DROP TABLE IF EXISTS bench_question")
+        _execute("DROP TABLE IF EXISTS bench_reply")
+        _execute("CREATE UNLOGGED TABLE bench_question (n int PRIMARY KEY, text text)")
+        _execute("CREATE UNLOGGED TABLE bench_reply (n int PRIMARY KEY, text text)")
+        _copy("bench_question", ["n", "text"], enumerate(questions))
+        _copy("bench_reply", ["n", "text"], enumerate(replies))
+
+    # conflicts and occurrences ------------------------------------------------------------------------
+
+    def grow(self, *, conflicts: int, occurrences: int) -> None:
+        """Add conflicts [self.conflicts, conflicts) and occurrences up to `occurrences` in total."""
+        from conflicts.models import Conflict, ConflictActivity, ConflictOccurrence, ResolutionSuggestion, Turn
+
+        from articles.models import Article
+
+        article_table = _table(Article)
+        first, new_conflicts = self.conflicts, conflicts - self.conflicts
+        new_occurrences = occurrences - self.occurrences
+        assert new_conflicts >= 0 and new_occurrences >= new_conflicts, "each conflict needs an occurrence"
+        assert conflicts < self.n_articles * (self.n_articles // 2 - 1), "too few articles for that many distinct pairs"
+        seed = (SEED % 1000 + first) / 1e6
+        _execute("SELECT setseed(%s)", [seed])
+        # Pair n: articles (n mod A) and (n mod A + 1 + n div A) mod A in the shuffled order: distinct pairs.
+        params = {"kb": self.kb.pk, "first": first, "last": conflicts - 1, "a": self.n_articles, "now": self.now,
+                  "reviewer": self.reviewer.pk, "types": TYPES}
+        _execute("DROP TABLE IF EXISTS bench_new_conflict")
+        _execute(
+            """CREATE UNLOGGED TABLE bench_new_conflict AS
+               SELECT g.n, least(x.id, y.id) AS low_id, greatest(x.id, y.id) AS high_id,
+                      CASE WHEN x.id < y.id THEN x.sentence ELSE y.sentence END AS snippet_low,
+                      CASE WHEN x.id < y.id THEN y.sentence ELSE x.sentence END AS snippet_high,
+                      CASE WHEN x.id < y.id THEN x.version_id ELSE y.version_id END AS version_low,
+                      CASE WHEN x.id < y.id THEN y.version_id ELSE x.version_id END AS version_high,
+                      x.title AS title_x, y.title AS title_y,
+                      CASE WHEN r.s < 0.60 THEN 'open' WHEN r.s < 0.88 THEN 'processed' ELSE 'dismissed' END AS status,
+                      (%(types)s::text[])[1 + floor(r.t * cardinality(%(types)s::text[]))::int] AS type,
+                      r.u AS u, r.w AS w
+               FROM generate_series(%(first)s, %(last)s) g(n)
+               -- g.n inside makes the lateral correlated, so random() is drawn per row, not once
+               CROSS JOIN LATERAL (SELECT random() + 0 * g.n AS s, random() + 0 * g.n AS t,
+                                          random() + 0 * g.n AS u, random() + 0 * g.n AS w) r
+               JOIN bench_article x ON x.n = mod(g.n, %(a)s)
+               JOIN bench_article y ON y.n = mod(mod(g.n, %(a)s) + 1 + g.n / %(a)s, %(a)s)""",
+            params,
+        )
+        reviewed = "c.status <> 'open'"
+        _insert_select(
+            Conflict,
+            {
+                "knowledge_base_id": "%(kb)s",
+                "article_low_id": "c.low_id",
+                "article_high_id": "c.high_id",
+                "status": "c.status",
+                "type": "c.type",
+                "explanation": "'The two articles disagree on the ' || c.type || ': \"' || c.snippet_low || '\" versus \"' "
+                               "|| c.snippet_high || '\". A reply may quote either.'",
+                "snippet_low": "c.snippet_low",
+                "snippet_high": "c.snippet_high",
+                "detector": "CASE WHEN c.u < 0.7 THEN 'claims' ELSE 'llm' END",
+                "first_seen": "%(now)s",
+                "last_seen": "%(now)s",
+                "times_seen": "0",
+                "times_cited": "0",
+                "impact": "0",
+                "recurred_after_review": f"({reviewed} AND c.w < 0.08)",
+                "reviewed_by_id": f"CASE WHEN {reviewed} THEN %(reviewer)s END",
+                "reviewed_at": f"CASE WHEN {reviewed} THEN %(now)s - c.w * interval '60 days' END",
+                "review_note": f"CASE WHEN c.status = 'processed' THEN 'Kept the newer figure; the older article was corrected.' "
+                               f"WHEN c.status = 'dismissed' THEN 'Intentional: the two articles cover different regions.' ELSE '' END",
+                "winner": "CASE WHEN c.status = 'processed' THEN (CASE WHEN c.u < 0.5 THEN 'low' ELSE 'high' END) "
+                          "WHEN c.status = 'dismissed' THEN 'both' ELSE '' END",
+                "reviewed_version_low_id": f"CASE WHEN {reviewed} THEN c.version_low END",
+                "reviewed_version_high_id": f"CASE WHEN {reviewed} THEN c.version_high END",
+            },
+            "FROM bench_new_conflict c ORDER BY c.n",
+            params,
+        )
+        conflict_table = _table(Conflict)
+        # Conflict ordinal -> id (inserted in ordinal order).
+        if first == 0:
+            _execute("DROP TABLE IF EXISTS bench_conflict")
+            _execute("CREATE UNLOGGED TABLE bench_conflict (n int PRIMARY KEY, id bigint)")
+        _execute(
+            f"""INSERT INTO bench_conflict (n, id)
+                SELECT %(first)s + row_number() OVER (ORDER BY id) - 1, id FROM {conflict_table}
+                WHERE knowledge_base_id = %(kb)s AND id > coalesce((SELECT max(id) FROM bench_conflict), 0)""",
+            params,
+        )
+        self.conflicts = conflicts
+
+        # Occurrences: first one for every new conflict, then a power law over all conflicts.
+        turn_table = _table(Turn)
+        occ = {"kb": self.kb.pk, "start": self.occurrences, "stop": occurrences - 1, "base": new_conflicts,
+               "first": first, "n": conflicts, "now": self.now,
+               "questions": _execute("SELECT count(*) FROM bench_question")[0][0],
+               "replies": _execute("SELECT count(*) FROM bench_reply")[0][0]}
+        _execute("DROP TABLE IF EXISTS bench_occ")
+        _execute(
+            f"""CREATE UNLOGGED TABLE bench_occ AS
+                SELECT nextval(pg_get_serial_sequence('{turn_table}', 'id')) AS turn_id, g.m,
+                       CASE WHEN g.m - %(start)s < %(base)s THEN %(first)s + (g.m - %(start)s)
+                            ELSE mod(floor(%(n)s * power(random(), 3))::bigint * 7907, %(n)s)::int END AS conflict_n,
+                       %(now)s - (90 * power(random(), 2) + 0.01) * interval '1 day' AS created_at,
+                       random() < 0.3 AS cited
+                FROM generate_series(%(start)s, %(stop)s) g(m)""",
+            occ,
+        )
+        _insert_select(
+            Turn,
+            {
+                "id": "o.turn_id",
+                "knowledge_base_id": "%(kb)s",
+                "external_id": "'bench-turn-' || o.m",
+                "question": "q.text",
+                "reply": "r.text",
+                "reply_sent_at": "o.created_at - interval '2 seconds'",
+                "source": "'api'",
+                "created_at": "o.created_at - interval '4 seconds'",
+            },
+            "FROM bench_occ o JOIN bench_question q ON q.n = mod(o.m, %(questions)s) "
+            "JOIN bench_reply r ON r.n = mod(o.m * 7, %(replies)s) ORDER BY o.turn_id",
+            occ,
+        )
+        _insert_select(
+            ConflictOccurrence,
+            {
+                "conflict_id": "bc.id",
+                "turn_id": "o.turn_id",
+                "version_low_id": "al.current_version_id",
+                "version_high_id": "ah.current_version_id",
+                "detector": "c.detector",
+                "cited": "o.cited",
+                "created_at": "o.created_at",
+            },
+            f"""FROM bench_occ o JOIN bench_conflict bc ON bc.n = o.conflict_n
+                JOIN {conflict_table} c ON c.id = bc.id
+                JOIN {article_table} al ON al.id = c.article_low_id
+                JOIN {article_table} ah ON ah.id = c.article_high_id
+                ORDER BY o.turn_id""",
+            occ,
+        )
+        self.occurrences = occurrences
+        self._refresh_counters()
+
+        # Activity for the new conflicts: opened at first_seen; resolved/dismissed (and recurred) after it.
+        activity = {"kb": self.kb.pk, "first": first, "reviewer": self.reviewer.pk}
+        new = f"FROM {conflict_table} c JOIN bench_conflict bc ON bc.id = c.id AND bc.n >= %(first)s"
+        _insert_select(ConflictActivity, {
+            "conflict_id": "c.id", "kind": "'opened'", "from_status": "'open'", "to_status": "'open'",
+            "created_at": "c.first_seen"}, new, activity)
+        _insert_select(ConflictActivity, {
+            "conflict_id": "c.id", "kind": "CASE WHEN c.status = 'processed' THEN 'resolved' ELSE 'dismissed' END",
+            "actor_id": "%(reviewer)s", "from_status": "'open'", "to_status": "c.status", "note": "c.review_note",
+            "created_at": "c.reviewed_at"}, new + " WHERE c.status <> 'open'", activity)
+        _insert_select(ConflictActivity, {
+            "conflict_id": "c.id", "kind": "'recurred'", "from_status": "c.status", "to_status": "c.status",
+            "created_at": "c.last_seen"}, new + " WHERE c.recurred_after_review", activity)
+        _insert_select(ResolutionSuggestion, {
+            "conflict_id": "c.id", "status": "'suggested'",
+            "winner_id": "CASE WHEN mod(c.id, 2) = 0 THEN c.article_low_id ELSE c.article_high_id END",
+            "explanation": "'The statement with the more recent date wins: ' || c.snippet_high",
+            "rules": "'[{\"id\": \"newer-date-wins\", \"coverage\": 0.21, \"support\": 0.83}]'::jsonb",
+            "confidence": "0.83",
+            "edit_article_id": "CASE WHEN mod(c.id, 2) = 0 THEN c.article_high_id ELSE c.article_low_id END",
+            "proposed_edit": "c.snippet_low",
+            "version_low_id": "al.current_version_id", "version_high_id": "ah.current_version_id",
+            "computed_at": "c.first_seen"},
+            new + f""" JOIN {article_table} al ON al.id = c.article_low_id
+                      JOIN {article_table} ah ON ah.id = c.article_high_id
+                      WHERE mod(c.id * 2654435761, 10) < 3""", activity)
+        from django.db import connection
+
+        with connection.cursor() as cursor:  # what autovacuum would have done by the time anyone looks
+            for model in (Conflict, ConflictOccurrence, Turn, ConflictActivity, ResolutionSuggestion):
+                cursor.execute(f"VACUUM ANALYZE {_table(model)}")
+
+    def _refresh_counters(self) -> None:
+        """times_seen, times_cited, first/last_seen and impact from the occurrences, as detection keeps them."""
+        from conflicts.models import Conflict, ConflictOccurrence
+        from conflicts.services.detection import IMPACT_EPOCH, IMPACT_HALF_LIFE_S
+
+        _execute(
+            f"""UPDATE {_table(Conflict)} c SET times_seen = s.n, times_cited = s.cited, first_seen = s.first_seen,
+                       last_seen = s.last_seen, impact = s.top + ln(s.total)
+                FROM (SELECT p.conflict_id, count(*) AS n, count(*) FILTER (WHERE p.cited) AS cited,
+                             min(p.created_at) AS first_seen, max(p.created_at) AS last_seen,
+                             max(p.top) AS top, sum(exp(p.point - p.top)) AS total
+                      FROM (SELECT o.conflict_id, o.cited, o.created_at, q.point,
+                                   max(q.point) OVER (PARTITION BY o.conflict_id) AS top
+                            FROM {_table(ConflictOccurrence)} o
+                            CROSS JOIN LATERAL (SELECT extract(epoch FROM o.created_at - %(epoch)s) / %(half_life)s * ln(2) AS point) q
+                            JOIN {_table(Conflict)} k ON k.id = o.conflict_id AND k.knowledge_base_id = %(kb)s) p
+                      GROUP BY p.conflict_id) s
+                WHERE c.id = s.conflict_id""",
+            {"epoch": IMPACT_EPOCH, "half_life": float(IMPACT_HALF_LIFE_S), "kb": self.kb.pk},
+        )
+
+    def describe(self) -> str:
+        from conflicts.models import Conflict
+
+        rows = _execute(
+            f"""SELECT count(*), count(*) FILTER (WHERE status = 'open'), count(*) FILTER (WHERE status = 'processed'),
+                       count(*) FILTER (WHERE status = 'dismissed'), sum(times_seen), max(times_seen),
+                       percentile_disc(0.5) WITHIN GROUP (ORDER BY times_seen),
+                       percentile_disc(0.99) WITHIN GROUP (ORDER BY times_seen), count(*) FILTER (WHERE times_cited > 0)
+                FROM {_table(Conflict)} WHERE knowledge_base_id = %s""",
+            [self.kb.pk],
+        )[0]
+        total, open_, processed, dismissed, occurrences, top, median, p99, cited = rows
+        return (f"{total} conflicts (open {open_}, resolved {processed}, dismissed {dismissed}; {cited} cited), "
+                f"{occurrences} occurrences (per conflict: median {median}, p99 {p99}, max {top})")
+
+
+# --- measuring pages ---------------------------------------------------------------------------------
+
+
+def page_urls(kb) -> dict[str, str]:
+    from django.urls import reverse
+
+    from conflicts.models import Conflict
+
+    conflicts = Conflict.objects.filter(knowledge_base=kb)
+    hot = conflicts.order_by("-times_seen", "pk").values_list("pk", flat=True)[0]
+    open_conflicts = conflicts.filter(status="open")
+    median = open_conflicts.order_by("times_seen", "pk").values_list("times_seen", flat=True)[open_conflicts.count() // 2]
+    typical = open_conflicts.filter(times_seen=median).order_by("pk").values_list("pk", flat=True)[0]
+    open_count = open_conflicts.count()
+    last_page = max(1, math.ceil(open_count / 25))
+    queue = reverse("conflict_queue")
+    return {
+        "queue": f"{queue}?status=open",
+        "queue_p10": f"{queue}?status=open&page={min(10, last_page)}",
+        "queue_filter": f"{queue}?status=open&type=price&sort=recent",
+        "queue_resolved": f"{queue}?status=processed",
+        "queue_search": f"{queue}?status=open&q=delivery",
+        "queue_last": f"{queue}?status=open&page={last_page}",
+        "queue_100": f"{queue}?status=open",
+        "detail_hot": reverse("conflict_detail", args=[hot]),
+        "detail_typ": reverse("conflict_detail", args=[typical]),
+    }
+
+
+class _PageSize:
+    """The queue view has no page-size parameter: set its module constant for one request."""
+
+    def __init__(self, size: int | None) -> None:
+        self.size = size
+
+    def __enter__(self):
+        from conflicts.views import queue
+
+        self.saved = queue.PAGE_SIZE
+        if self.size:
+            queue.PAGE_SIZE = self.size
+
+    def __exit__(self, *exc):
+        from conflicts.views import queue
+
+        queue.PAGE_SIZE = self.saved
+
+
+def _get(client, name: str, url: str):
+    import time
+
+    with _PageSize(100 if name == "queue_100" else None):
+        started = time.perf_counter()
+        response = client.get(url)
+        elapsed = time.perf_counter() - started
+    if response.status_code != 200:
+        raise RuntimeError(f"{name} {url} answered {response.status_code}")
+    return response, elapsed
+
+
+def measure(client, urls: dict[str, str], *, requests: int, warmup: int, explain: bool) -> dict[str, dict]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    results: dict[str, dict] = {}
+    for name, url in urls.items():
+        response, _ = _get(client, name, url)  # first request: stores the session's knowledge base
+        with CaptureQueriesContext(connection) as captured:
+            response, _ = _get(client, name, url)
+        body = response.content.decode()
+        queries = captured.captured_queries
+        slowest = max(queries, key=lambda q: float(q["time"]))
+        results[name] = {
+            "url": url, "times": [], "queries": len(queries), "sql_ms": sum(float(q["time"]) for q in queries) * 1000,
+            "rows": body.count('class="conflict-row"'), "occurrences": body.count('class="occurrence"'),
+            "bytes": len(response.content), "slowest_sql": slowest["sql"], "slowest_ms": float(slowest["time"]) * 1000,
+        }
+    for _ in range(warmup):
+        for name, url in urls.items():
+            _get(client, name, url)
+    for _ in range(requests):  # round-robin: drift on a shared machine hits every page alike
+        for name, url in urls.items():
+            results[name]["times"].append(_get(client, name, url)[1])
+    if explain:
+        for name, result in results.items():
+            result["plan"] = _execute("EXPLAIN (ANALYZE, BUFFERS) " + result["slowest_sql"])
+    return results
+
+
+def report(label: str, results: dict[str, dict]) -> None:
+    log(f"[{label}] {'page':<15} {'p50 ms':>8} {'p95 ms':>8} {'queries':>7} {'sql ms':>7} {'rows':>5} {'KB':>6}  url")
+    for name, r in results.items():
+        shown = r["rows"] if name.startswith("queue") else r["occurrences"]
+        log(f"[{label}] {name:<15} {common.percentile(r['times'], 50) * 1000:>8.1f} {common.percentile(r['times'], 95) * 1000:>8.1f} "
+            f"{r['queries']:>7} {r['sql_ms']:>7.1f} {shown:>5} {r['bytes'] / 1024:>6.1f}  {r['url']}"
+            + ("  (PAGE_SIZE=100)" if name == "queue_100" else ""))
+    for name, r in results.items():
+        log(f"[{label}] slowest SQL of {name}: {r['slowest_ms']:.1f} ms: {r['slowest_sql'][:220]}")
+        for (line,) in r.get("plan", []):
+            log(f"[{label}]     {line}")
+
+
+def main() -> None:
+    args = parse_args()
+    n_conflicts = args.conflicts or (5_000 if args.quick else 50_000)
+    n_occurrences = args.occurrences or (50_000 if args.quick else 500_000)
+    n_articles = args.articles or (1_000 if args.quick else 5_000)
+    requests = args.requests or (20 if args.quick else 50)
+    warmup = min(args.warmup, 2) if args.quick and args.warmup == 5 else args.warmup
+    small_conflicts, small_occurrences = max(1, n_conflicts // 100), max(1, n_occurrences // 100)
+    wall = common.Stopwatch()
+    log(f"bench/console.py {'--quick' if args.quick else '(full)'}: {n_articles} articles; {small_conflicts} conflicts / "
+        f"{small_occurrences} occurrences, then {n_conflicts} / {n_occurrences} in the same knowledge base; "
+        f"{requests} requests per page after {warmup} warm-up; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    common.setup_django(database="console")
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.utils import timezone
+
+    from articles.models import Membership, Role
+
+    kb = common.new_knowledge_base("console")
+    try:
+        reviewer = get_user_model().objects.create_user(username=f"{REVIEWER}-{kb.slug[-8:]}", password=None)
+        Membership.objects.create(user=reviewer, knowledge_base=kb, role=Role.REVIEWER)
+        data = Dataset(kb=kb, reviewer=reviewer, n_articles=n_articles, now=timezone.now())
+        started = common.Stopwatch()
+        data.create_articles()
+        log(f"[data] {n_articles} articles with their versions in {started():.1f} s")
+        client = Client()
+        client.force_login(reviewer)
+
+        started = common.Stopwatch()
+        data.grow(conflicts=small_conflicts, occurrences=small_occurrences)
+        log(f"[data] 1%: {data.describe()} in {started():.1f} s")
+        small = measure(client, page_urls(kb), requests=requests, warmup=warmup, explain=False)
+        report("1%", small)
+
+        started = common.Stopwatch()
+        data.grow(conflicts=n_conflicts, occurrences=n_occurrences)
+        load_s = started()
+        log(f"[data] full: {data.describe()} in {load_s:.1f} s "
+            f"({(n_occurrences - small_occurrences) / load_s:,.0f} occurrences with their turns per second)")
+        full = measure(client, page_urls(kb), requests=requests, warmup=warmup, explain=args.explain)
+        report("full", full)
+    finally:
+        if args.keep:
+            log(f"--keep: the database and knowledge base {kb.slug} are left in place")
+        else:
+            drop_scratch_tables()
+            common.teardown([kb])
+
+    def p95(results, name):
+        return common.percentile(results[name]["times"], 95) * 1000
+
+    # A page is compared only when it shows as many rows at 1% as at full size (with --quick, 1% is 50
+    # conflicts: page 10 does not exist and the type filter leaves a handful).
+    comparable = [name for name in QUEUE_PAGES if small[name]["rows"] == full[name]["rows"]]
+    growth = {name: p95(full, name) / p95(small, name) for name in comparable}
+    skipped = [f"{name} ({small[name]['rows']} rows at 1%, {full[name]['rows']} at full size)"
+               for name in QUEUE_PAGES if name not in comparable]
+    queue_counts = {(size, name): r["queries"] for size, results in (("1%", small), ("full", full))
+                    for name, r in results.items() if name.startswith("queue")}
+    detail_counts = {(size, name): results[name]["queries"] for size, results in (("1%", small), ("full", full))
+                     for name in DETAIL_PAGES}
+    log("")
+    log("queue p95 growth (full / 1%): " + ", ".join(f"{name} {value:.2f}x" for name, value in growth.items())
+        + " | info: " + ", ".join(f"{name} {p95(full, name) / p95(small, name):.2f}x" for name in INFO_PAGES))
+    if skipped:
+        log("not in queue_p95_growth, not comparable: " + "; ".join(skipped))
+    log("queries per page: " + ", ".join(f"{name}@{size}={n}" for (size, name), n in sorted(queue_counts.items())))
+    log("queries per page: " + ", ".join(f"{name}@{size}={n}" for (size, name), n in sorted(detail_counts.items()))
+        + f" (the hot conflict has {full['detail_hot']['occurrences']} of its occurrences shown, the page shows the latest 20)")
+    if args.quick:
+        log(f"--quick: {n_conflicts} conflicts / {n_occurrences} occurrences and {requests} requests per page "
+            "instead of 50,000 / 500,000 and 50")
+    log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
+
+    figures = [
+        common.Figure("queue_p95_ms", max(p95(full, name) for name in QUEUE_PAGES), "ms", "<", 150, digits=1),
+        common.Figure("detail_p95_ms", max(p95(full, name) for name in DETAIL_PAGES), "ms", "<", 150, digits=1),
+        common.Figure("queue_p95_growth", max(growth.values()), "x", "<=", 2, digits=2),
+    ]
+    constant = [
+        ("queue_queries", queue_counts[("full", "queue")], len(set(queue_counts.values())) == 1,
+         sorted(set(queue_counts.values()))),
+        ("detail_queries", detail_counts[("full", "detail_hot")], len(set(detail_counts.values())) == 1,
+         sorted(set(detail_counts.values()))),
+    ]
+    print()
+    print(f"{'figure':<28} {'value':>12} {'target':>12}  met")
+    for f in figures:
+        print(f"{f.name:<28} {f.value:>12.{f.digits}f} {f.op + ' ' + format(f.target, 'g'):>12}  {'yes' if f.met() else 'NO'}")
+    for name, value, met, seen in constant:
+        print(f"{name:<28} {value:>12d} {'constant':>12}  {'yes' if met else 'NO (seen ' + ', '.join(map(str, seen)) + ')'}")
+    for f in figures:
+        print(f.line())
+    for name, value, _, _ in constant:
+        print(f"figure: {name} {value} queries target constant")
+
+
+if __name__ == "__main__":
+    main()
