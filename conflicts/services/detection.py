@@ -53,16 +53,30 @@ def impact_point(moment: dt.datetime) -> float:
 
 
 def detection_dispatch(*, turn_id: int) -> None:
-    """Start checking a turn: on a Celery worker when a broker is configured, else on a background thread."""
+    """Start checking a turn where settings.DETECTION_DISPATCH says: a Celery worker, the detection
+    process beside this one, a thread of this process, or right here (inline)."""
     mode = settings.DETECTION_DISPATCH
     if mode == "celery":
         from conflicts.tasks import detect_turn
 
         detect_turn.delay(turn_id)
+    elif mode == "process":
+        from conflicts.services.detection_process import submit_to_detection_process
+
+        submit_to_detection_process(turn_id=turn_id)
     elif mode == "thread":
-        _background.submit(_detect_on_thread, turn_id)
-    else:
+        detect_in_background(turn_id=turn_id)
+    elif mode == "inline":
         turn_detect(turn_id=turn_id)
+
+
+def detect_in_background(*, turn_id: int) -> None:
+    _background.submit(_detect_on_thread, turn_id)
+
+
+def drain_background() -> None:
+    """Wait for every check handed to this process's threads (a detection process about to exit)."""
+    _background.shutdown(wait=True)
 
 
 def detection_requeue_stale(*, older_than_s: float = 300.0) -> int:
