@@ -215,12 +215,10 @@ def grow_to(kb, *, target_chunks: int, first_index: int, rng: random.Random) -> 
                         vector /= np.linalg.norm(vector)
                         copy.write_row((row.pk, version.pk, ordinal, text, vector, article.title))
         log(f"[grow]   staged {planned} chunks in {watch():.0f} s; inserting into the indexed table (HNSW + GIN) ...")
-        # The same tsvector the application writes: title weight A, chunk text weight B, english config.
+        # The tsvector is a generated column: PostgreSQL computes it as for the application's own inserts.
         raw.execute(
-            "INSERT INTO articles_chunk (knowledge_base_id, article_id, version_id, ordinal, text, embedding, search_vector) "
-            "SELECT %s, article_id, version_id, ordinal, text, embedding, "
-            "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
-            "setweight(to_tsvector('english'::regconfig, coalesce(text, '')), 'B') FROM bench_chunk_stage",
+            "INSERT INTO articles_chunk (knowledge_base_id, article_id, version_id, ordinal, title, text, embedding) "
+            "SELECT %s, article_id, version_id, ordinal, coalesce(title, ''), text, embedding FROM bench_chunk_stage",
             [kb.pk],
         )
         raw.execute("ANALYZE articles_chunk")

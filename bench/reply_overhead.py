@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
@@ -43,8 +41,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as common  # noqa: E402
 
-ANSWER_DELAY_S = 0.8
-DETECTION_DELAY_S = 1.5
+from _scripted_model import ANSWER_DELAY_S, DETECTION_DELAY_S  # noqa: E402
 HUNG_DELAY_S = 30.0
 HUNG_TIMEOUT_S = 0.5
 CALLERS = 24
@@ -55,43 +52,31 @@ def log(message: str) -> None:
     print(message, flush=True)
 
 
-class Script:
-    """The scripted model: answers cite the first passage; detection flags the first pair."""
-
-    _PASSAGE = re.compile(r'<passage tag="\[\[([^\]]+)\]\]"')
-    _ARTICLE = re.compile(r'<article ref="([^"]+)"[^>]*>\n(.*?)\n</article>', re.DOTALL)
+class ScriptedModel:
+    """The scripted model runs in a process of its own (bench/_scripted_model.py), as a real LLM would run on
+    another machine: serving it from this process would make replies and checks share its interpreter."""
 
     def __init__(self) -> None:
-        self.detection_delay_s = DETECTION_DELAY_S
-        self.counts: Counter = Counter()
-        self.lock = threading.Lock()
-        self.phase = "setup"
+        import subprocess
 
-    def __call__(self, request: dict):
-        from tests.support.scripted_llm import answer, message_text
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_scripted_model.py"))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.base_url = self.proc.stdout.readline().strip()
 
-        fmt = request.get("response_format") or {}
-        name = (fmt.get("json_schema") or {}).get("name", "")
-        user = message_text(request, "user")
-        with self.lock:
-            self.counts[(self.phase, name or "other")] += 1
-        if name == "answer":
-            refs = self._PASSAGE.findall(user)
-            cite = f" [[{refs[0]}]]" if refs else ""
-            return answer({"reply": f"Here is what our help centre says.{cite}"}, delay_s=ANSWER_DELAY_S)
-        articles = self._ARTICLE.findall(user)
-        pairs = []
-        if len(articles) >= 2:
-            (ref_a, text_a), (ref_b, text_b) = articles[0], articles[1]
-            quote = lambda text: text.split("\n\n", 1)[-1].strip().split("\n")[0][:60]  # noqa: E731
-            pairs.append({
-                "refs": [ref_a, ref_b], "explanation": "The two articles state different terms for the same thing.",
-                "conflict": True, "type": "policy",
-                "snippets": [{"ref": ref_a, "quote": quote(text_a)}, {"ref": ref_b, "quote": quote(text_b)}],
-            })
-        pairs.append({"refs": ["kb-not-given-1", "kb-not-given-2"], "explanation": "invented", "conflict": False,
-                      "type": "none", "snippets": []})
-        return answer({"pairs": pairs}, delay_s=self.detection_delay_s)
+    def control(self, **changes) -> dict:
+        """Set the phase / detection delay; returns the request counts so far."""
+        import json
+        import urllib.request
+
+        body = json.dumps({"model": "control", "messages": [{"role": "user", "content": json.dumps(changes)}]})
+        request = urllib.request.Request(f"{self.base_url}/chat/completions", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(json.loads(response.read())["choices"][0]["message"]["content"])
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def run_arm(*, kb, name: str, questions: list[str]) -> dict:
@@ -180,56 +165,49 @@ def main() -> None:
     import conflicts.services.detection as detection
     from articles.services import articles_import
     from conflicts.models import Conflict
-    from tests.support.scripted_llm import ScriptedLLM
-
     kb = common.new_knowledge_base("reply")
-    script = Script()
-    server = ScriptedLLM(respond=script)
-    # A client that gave up on a hung call resets its connection; that is expected here, not worth a traceback.
-    server._server.handle_error = lambda request, client_address: None
-    server.start()
+    model = ScriptedModel()
     try:
         report = articles_import(knowledge_base=kb, parsed=common.to_parsed(common.generate_articles(n_articles, seed=3)))
         log(f"[setup] {n_articles} articles, {report.chunks_indexed} chunks indexed ({wall():.0f} s)")
         questions = common.generate_questions(turns, seed=17)
-        llm = {"base_url": server.base_url, "api_key": "bench", "model": "scripted-model", "timeout_s": 30.0,
+        llm = {"base_url": model.base_url, "api_key": "bench", "model": "scripted-model", "timeout_s": 30.0,
                "json_mode": "json_schema"}
         no_detection = mock.patch.object(detection, "detection_dispatch", lambda *, turn_id: None)
         blocks = [questions[i::n_blocks] for i in range(n_blocks)]
         latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
         with override_settings(LLM=llm, DETECTION_DISPATCH="process", DETECTION_DETECTOR="auto"):
             with no_detection:
-                script.phase = "warm"
+                model.control(phase="warm")
                 run_arm(kb=kb, name="warm", questions=common.generate_questions(CALLERS, seed=1))
             # Phase 1: off-a and on alternate block by block (drift on a shared machine hits both alike).
             for b, block in enumerate(blocks):
                 with no_detection:
-                    script.phase = "offA"
+                    model.control(phase="offA")
                     latencies["offA"] += run_arm(kb=kb, name=f"offA-{b}", questions=block)["latencies"]
-                script.phase = "on"
+                model.control(phase="on")
                 latencies["on"] += run_arm(kb=kb, name=f"on-{b}", questions=block)["latencies"]
                 drained = wait_for_detection("on-", limit_s=3 * len(block) * DETECTION_DELAY_S)
                 log(f"[on-{b} ] all detections done {drained:.1f} s after the last reply")
             # Phase 2: off-b and hung alternate. Last, because hung calls occupy the bounded pool for up to 30 s.
-            script.detection_delay_s = HUNG_DELAY_S
+            model.control(detection_delay_s=HUNG_DELAY_S)
             for b, block in enumerate(blocks):
                 with no_detection:
-                    script.phase = "offB"
+                    model.control(phase="offB")
                     latencies["offB"] += run_arm(kb=kb, name=f"offB-{b}", questions=block)["latencies"]
                 with override_settings(DETECTION_TIMEOUT_S=HUNG_TIMEOUT_S):
-                    script.phase = "hung"
+                    model.control(phase="hung")
                     latencies["hung"] += run_arm(kb=kb, name=f"hung-{b}", questions=block)["latencies"]
                     drained = wait_for_detection("hung-", limit_s=len(block) * HUNG_TIMEOUT_S + 30)
                 log(f"[hung-{b}] every hung detection recorded {drained:.1f} s after the last reply")
         log("")
         for arm in ARMS:
             log(f"[check] {arm:5}: {outcomes(arm + '-')}")
-        log(f"[check] scripted server requests by arm and kind: "
-            f"{dict(sorted((f'{p}/{k}', n) for (p, k), n in script.counts.items()))}")
+        log(f"[check] scripted server requests by arm and kind: {dict(sorted(model.control().items()))}")
         log(f"[check] open conflicts recorded: {Conflict.objects.filter(knowledge_base=kb).count()}")
         connection.close()
     finally:
-        server.stop()  # wakes the hung handlers; queued detection calls then fail fast instead of waiting 30 s
+        model.stop()
         common.teardown([kb])
 
     log("")
