@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import BooleanField, F, FloatField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
 from articles.embeddings import embed_text
@@ -15,7 +16,6 @@ from articles.models import Article, ArticleStatus, ArticleVersion, Chunk, Knowl
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very first ranks
 CANDIDATES_PER_RANKER = 40
-_WORD = re.compile(r"[A-Za-z0-9€$£%]+(?:['’.-][A-Za-z0-9]+)*")
 
 
 @dataclass
@@ -86,15 +86,51 @@ def _vector_candidates(*, knowledge_base: KnowledgeBase, vector, limit: int, exa
         return sorted(rows, key=lambda row: row[1])
 
 
+# A lexeme in more than this share of chunks says little and makes the ranker score most of the table.
+COMMON_LEXEME_SHARE = 0.02
+LEXEME_STATS_TTL_S = 300.0
+_lexeme_stats: dict = {"at": -LEXEME_STATS_TTL_S, "freqs": {}}
+
+
+def _lexeme_frequencies() -> dict[str, float]:
+    """Share of chunks holding each common lexeme, from PostgreSQL's own statistics (ANALYZE), cached."""
+    now = time.monotonic()
+    if now - _lexeme_stats["at"] > LEXEME_STATS_TTL_S:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE tablename = 'articles_chunk' AND attname = 'search_vector'"
+            )
+            row = cursor.fetchone()
+        lexemes, freqs = (row or (None, None))
+        _lexeme_stats.update(at=now, freqs=dict(zip(lexemes or [], freqs or [])))
+    return _lexeme_stats["freqs"]
+
+
+def _selective_query(question: str) -> str:
+    """An OR tsquery of the question's lexemes, leaving out those most chunks contain.
+
+    Any word may match (a question rarely shares all its words with the answer), but ranking every
+    chunk that holds "order" or "delivery" costs more than it tells: those words are left to the
+    vector ranker, and a question made only of common words gets no full-text candidates at all.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", [question])
+        lexemes = cursor.fetchone()[0] or []
+    freqs = _lexeme_frequencies()
+    selective = [lexeme for lexeme in lexemes if freqs.get(lexeme, 0.0) <= COMMON_LEXEME_SHARE]
+    # Quoted lexemes are taken as they are (already normalised), never parsed as query syntax.
+    return " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in selective)
+
+
 def _text_candidates(*, knowledge_base: KnowledgeBase, question: str, limit: int) -> list[int]:
-    words = _WORD.findall(question)
-    if not words:
+    query = _selective_query(question)
+    if not query:
         return []
-    # Any word may match (OR): a question rarely shares all its words with the answer.
-    query = SearchQuery(" or ".join(words), search_type="websearch", config="english")
     return list(
-        Chunk.objects.filter(knowledge_base=knowledge_base, search_vector=query)
-        .annotate(rank=SearchRank(F("search_vector"), query))
+        Chunk.objects.filter(knowledge_base=knowledge_base)
+        .filter(RawSQL("search_vector @@ %s::tsquery", [query], output_field=BooleanField()))
+        .annotate(rank=RawSQL("ts_rank(search_vector, %s::tsquery)", [query], output_field=FloatField()))
         .order_by("-rank", "pk")
         .values_list("pk", flat=True)[:limit]
     )

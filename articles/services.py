@@ -137,22 +137,16 @@ def article_upsert(
                 source_uri=parsed.source_uri,
             )
             _audit(article=article, action=ArticleAuditAction.CREATE, actor=actor, location=parsed.location)
-            _version_write(
-                article=article,
-                title=parsed.title,
-                body=parsed.body,
-                updated_at=parsed.updated_at,
-                reason=VersionReason.IMPORT,
-                actor=actor,
-            )
-            return article, "created"
-        new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
-        metadata_changed = (article.source_type, article.source_uri) != (parsed.source, parsed.source_uri)
-        if metadata_changed:
-            article.source_type, article.source_uri = parsed.source, parsed.source_uri
-            article.save(update_fields=["source_type", "source_uri", "modified_at"])
-        if article.current_version and article.current_version.content_hash == new_hash:
-            return article, "updated" if metadata_changed else "unchanged"
+            outcome = "created"
+        else:
+            new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
+            metadata_changed = (article.source_type, article.source_uri) != (parsed.source, parsed.source_uri)
+            if metadata_changed:
+                article.source_type, article.source_uri = parsed.source, parsed.source_uri
+                article.save(update_fields=["source_type", "source_uri", "modified_at"])
+            if article.current_version and article.current_version.content_hash == new_hash:
+                return article, "updated" if metadata_changed else "unchanged"
+            outcome = "updated"
         _version_write(
             article=article,
             title=parsed.title,
@@ -161,7 +155,7 @@ def article_upsert(
             reason=VersionReason.IMPORT,
             actor=actor,
         )
-        return article, "updated"
+        return article, outcome
 
 
 def articles_import(
