@@ -8,8 +8,6 @@ PY=.venv/bin/python
 $PY manage.py migrate --noinput
 $PY manage.py load_demo
 $PY manage.py demo_users
-if [ -z "$($PY manage.py shell -c 'from conflicts.models import Turn; print(Turn.objects.filter(external_id__startswith="demo-").exists() or "")' 2>/dev/null)" ]; then
-  $PY manage.py replay_demo
-fi
+$PY manage.py replay_demo --if-new   # the demo questions through the answer path, so the queue has real conflicts
 echo "Console: http://127.0.0.1:8000  (demo users above; Django admin at /admin/)"
 exec $PY manage.py runserver 127.0.0.1:8000

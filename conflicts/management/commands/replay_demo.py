@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from articles.demo import DEMO_SLUG, demo_questions
 from articles.models import KnowledgeBase
-from conflicts.models import Conflict, ConflictStatus, DetectionOutcome, DetectionRun
+from conflicts.models import Conflict, ConflictStatus, DetectionOutcome, DetectionRun, Turn
 from conflicts.services import answer_question
 
 
@@ -13,11 +13,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
+        parser.add_argument("--if-new", action="store_true", help="do nothing when the demo was replayed before")
 
     def handle(self, *args, **options):
         kb = KnowledgeBase.objects.filter(slug=DEMO_SLUG).first()
         if kb is None:
             raise CommandError("Load the demo first: python manage.py load_demo")
+        if options["if_new"] and Turn.objects.filter(knowledge_base=kb, external_id__startswith="demo-").exists():
+            self.stdout.write("The demo questions were replayed before; nothing to do.")
+            return
         questions = demo_questions()[: options["limit"] or None]
         for item in questions:
             answer_question(knowledge_base=kb, question=item["question"], external_id=f"demo-{item['id']}")
