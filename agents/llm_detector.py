@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from agents.llm import LLMConfig, complete_json
+from agents.quotes import QUOTES_SCHEMA, verified_quotes
 from agents.types import ArticleText, ConflictFinding, DetectionResult, pair_key
 
 CONFLICT_TYPES: tuple[str, ...] = (
@@ -36,16 +37,7 @@ VERDICTS_SCHEMA: dict = {
                     "explanation": {"type": "string"},
                     "conflict": {"type": "boolean"},
                     "type": {"type": "string", "enum": [*CONFLICT_TYPES, NO_CONFLICT_TYPE]},
-                    # A list of {ref, quote} rather than a {ref: quote} map: strict mode forbids open-ended keys.
-                    "snippets": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"ref": {"type": "string"}, "quote": {"type": "string"}},
-                            "required": ["ref", "quote"],
-                            "additionalProperties": False,
-                        },
-                    },
+                    "snippets": QUOTES_SCHEMA,
                 },
                 "required": ["refs", "explanation", "conflict", "type", "snippets"],
                 "additionalProperties": False,
@@ -193,51 +185,13 @@ def check_answer(
         if not item["conflict"]:
             verdicts[key] = None
             continue
-        snippets: dict[str, str] = {}
-        for snippet in item["snippets"]:
-            ref = snippet["ref"].strip()
-            quote = find_in_article(quote=snippet["quote"], article=articles[ref]) if ref in key else None
-            if quote is None:
-                bad_snippets += 1
-            elif ref not in snippets:
-                snippets[ref] = quote
+        snippets, dropped = verified_quotes(items=item["snippets"], articles=articles, allowed_refs=key)
+        bad_snippets += dropped
         conflict_type = item["type"] if item["type"] in CONFLICT_TYPES else "other"
         verdicts[key] = ConflictFinding(
             refs=key, type=conflict_type, explanation=item["explanation"].strip(), snippets=snippets
         )
     return _Checked(verdicts, invented, bad_snippets, frozenset(under_doubt), fully_invented)
-
-
-_SPACE = re.compile(r"\s+")
-
-
-def find_in_article(*, quote: str, article: ArticleText) -> str | None:
-    """The article's own text for `quote` when the quote occurs in it up to whitespace, else None."""
-    needle = _SPACE.sub(" ", quote).strip()
-    if not needle:
-        return None
-    for text in (article.body, article.title):
-        normalised, origin = _normalise_with_map(text)
-        start = normalised.find(needle)
-        if start >= 0:
-            end = start + len(needle) - 1
-            return text[origin[start]: origin[end] + 1]
-    return None
-
-
-def _normalise_with_map(text: str) -> tuple[str, list[int]]:
-    """Whitespace runs collapsed to one space, with the original index of every kept character."""
-    chars: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        if char.isspace():
-            if chars and chars[-1] != " ":
-                chars.append(" ")
-                origin.append(index)
-            continue
-        chars.append(char)
-        origin.append(index)
-    return "".join(chars), origin
 
 
 def _refs_in_order(articles: list[ArticleText], pairs: list[tuple[str, str]]) -> list[str]:

@@ -86,6 +86,11 @@ def new_knowledge_base(prefix: str):
 # --- numbers ---------------------------------------------------------------------------------
 
 
+def log(message: str) -> None:
+    """Print at once: benchmarks run for minutes and their progress should show as it happens."""
+    print(message, flush=True)
+
+
 def percentile(values: list[float], q: float) -> float:
     """Linear-interpolated percentile (q in 0..100), like numpy's default."""
     if not values:

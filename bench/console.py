@@ -65,8 +65,7 @@ TYPES = ["price"] * 5 + ["hours"] * 4 + ["policy"] * 3 + ["contact"] * 2 + ["dat
     "eligibility", "procedure", "quantity", "other"]
 
 
-def log(message: str) -> None:
-    print(message, flush=True)
+log = common.log
 
 
 def parse_args() -> argparse.Namespace:

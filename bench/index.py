@@ -34,8 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as common  # noqa: E402
 
 
-def log(message: str) -> None:
-    print(message, flush=True)
+log = common.log
 
 
 def parse_args() -> argparse.Namespace:

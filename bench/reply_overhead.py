@@ -48,8 +48,7 @@ CALLERS = 24
 ARMS = ("offA", "on", "offB", "hung")
 
 
-def log(message: str) -> None:
-    print(message, flush=True)
+log = common.log
 
 
 class ScriptedModel:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.llm import LLMConfig
-from agents.llm_detector import find_in_article
+from agents.quotes import find_in_article, verified_quotes
 from agents.macr.calls import CallMeter, json_call
 from agents.macr.prompts import (
     CANNOT_TELL,
@@ -95,14 +95,8 @@ def check_triplets(*, parsed: dict, sources: dict[str, ArticleText]) -> tuple[li
         key = pair_key(refs[0], refs[1])
         if key in triplets:
             continue  # a second item for the same pair: the first stands
-        snippets: dict[str, str] = {}
-        for snippet in item["snippets"]:
-            ref = snippet["ref"].strip()
-            quote = find_in_article(quote=snippet["quote"], article=sources[ref]) if ref in key else None
-            if quote is None:
-                bad_snippets += 1
-            elif ref not in snippets:
-                snippets[ref] = quote
+        snippets, dropped = verified_quotes(items=item["snippets"], articles=sources, allowed_refs=key)
+        bad_snippets += dropped
         conflict_type = item["type"] if item["type"] in MACR_CONFLICT_TYPES else "other"
         triplets[key] = Triplet(refs=key, type=conflict_type, explanation=item["explanation"].strip(), snippets=snippets)
     return list(triplets.values()), bad_snippets, invented

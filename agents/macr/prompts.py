@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.quotes import QUOTES_SCHEMA
 from agents.types import ArticleText
 
 # The Analyzer's conflict types (the nature of a contradiction, the MACR paper's T), as opposed to
@@ -157,15 +158,7 @@ COMPARE_SCHEMA: dict = {
                     "refs": {"type": "array", "items": {"type": "string"}},
                     "explanation": {"type": "string"},
                     "type": {"type": "string", "enum": list(MACR_CONFLICT_TYPES)},
-                    "snippets": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"ref": {"type": "string"}, "quote": {"type": "string"}},
-                            "required": ["ref", "quote"],
-                            "additionalProperties": False,
-                        },
-                    },
+                    "snippets": QUOTES_SCHEMA,
                 },
                 "required": ["refs", "explanation", "type", "snippets"],
                 "additionalProperties": False,

@@ -121,9 +121,8 @@ def _kb_retriever(knowledge_base: KnowledgeBase):
     return retrieve
 
 
-def _suggest_with_llm(*, conflict: Conflict, a: ArticleText, b: ArticleText, config):
+def _suggest_with_llm(*, conflict: Conflict, a: ArticleText, b: ArticleText, config, rules: list[Rule]):
     """Full MACR (assessment, retrieval, Analyzer, Reasoner) for a conflict no executable rule covers."""
-    rules, _ = active_rules(knowledge_base=conflict.knowledge_base, textual=True)
     return suggest_for_conflict(
         a=a,
         b=b,
@@ -163,8 +162,9 @@ def suggestion_compute(*, conflict_id: int) -> ResolutionSuggestion:
     llm_calls, failure, feedback = 0, "", {}
     config = llm_config_for("suggestions") if result.winner is None else None
     if config is not None:
+        rules, _ = active_rules(knowledge_base=conflict.knowledge_base, textual=True)
         try:
-            macr = _suggest_with_llm(conflict=conflict, a=a, b=b, config=config)
+            macr = _suggest_with_llm(conflict=conflict, a=a, b=b, config=config, rules=rules)
         except LLMError as exc:  # the pipeline reports its own failures; this is a belt for the braces
             macr = None
             failure = f"LLM {exc}"
@@ -182,8 +182,7 @@ def suggestion_compute(*, conflict_id: int) -> ResolutionSuggestion:
                 }
     return _suggestion_store(
         conflict=conflict, result=None if failure else result, failure=failure, llm_calls=llm_calls,
-        feedback=feedback, rules=active_rules(knowledge_base=conflict.knowledge_base, textual=True)[0] if config else rules,
-        rule_base_version=version,
+        feedback=feedback, rules=rules, rule_base_version=version,
     )
 
 
