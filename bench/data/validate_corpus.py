@@ -100,7 +100,7 @@ def validate(directory: Path) -> tuple[list[str], dict]:
     for name in FILES:
         half = halves[name] = {"sets": 0, "with_conflict": 0, "articles": set(), "businesses": set(),
                                "conflicts": Counter(), "distinct_conflicts": {}, "near_misses": 0,
-                               "distinct_near_misses": set(), "trusted_unknown": 0}
+                               "distinct_near_misses": set(), "trusted_unknown": 0, "pairs": 0}
         path = directory / name
         if not path.exists():
             problems.append(f"{name}: missing")
@@ -124,6 +124,7 @@ def validate(directory: Path) -> tuple[list[str], dict]:
             ids.add(item["id"])
             half["sets"] += 1
             half["with_conflict"] += bool(item["conflicts"])
+            half["pairs"] += len(item["articles"]) * (len(item["articles"]) - 1) // 2
             for article in item["articles"]:
                 ref = article.get("ref")
                 half["articles"].add(ref)
@@ -171,6 +172,11 @@ def report(halves: dict) -> None:
               + f"; non-numeric {_share(distinct)}")
         print(f"  near-misses (per set): {half['near_misses']}; distinct near-miss pairs: "
               f"{len(half['distinct_near_misses'])}")
+        if half["pairs"]:
+            precision = sum(conflicts.values()) / half["pairs"]
+            f1 = 2 * precision / (precision + 1) if precision else 0.0
+            print(f"  article pairs (per set): {half['pairs']}; flagging every pair: precision {precision:.2f}, "
+                  f"recall 1.00, F1 {f1:.2f}")
 
 
 def main() -> int:
