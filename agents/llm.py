@@ -220,12 +220,29 @@ def forget_json_modes() -> None:
         _learnt_json_modes.clear()
 
 
-def response_format(mode: str, *, schema: dict, schema_name: str) -> dict:
+def response_format(mode: str, *, schema: dict, schema_name: str, max_tokens: int) -> dict:
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
     # llama.cpp's and vLLM-style servers turn this "schema" into a grammar; without it they only
-    # guarantee *some* JSON object.
-    return {"type": "json_object", "schema": schema}
+    # guarantee *some* JSON object. Bounding its strings lets the grammar close a string a small
+    # model would otherwise repeat until max_tokens.
+    return {"type": "json_object", "schema": bounded_schema(schema, max_chars=max(MIN_STRING_CHARS, max_tokens // 2))}
+
+
+# The shortest bound a free string gets in a grammar (json_object mode).
+MIN_STRING_CHARS = 64
+
+
+def bounded_schema(schema: Any, *, max_chars: int) -> Any:
+    """A copy of `schema` in which every free string (no enum, no maxLength of its own) has maxLength `max_chars`."""
+    if isinstance(schema, list):
+        return [bounded_schema(item, max_chars=max_chars) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {key: bounded_schema(value, max_chars=max_chars) for key, value in schema.items()}
+    if bounded.get("type") == "string" and "enum" not in bounded and "maxLength" not in bounded:
+        bounded["maxLength"] = max_chars
+    return bounded
 
 
 def schema_instruction(schema: dict) -> str:
@@ -278,7 +295,7 @@ def complete_json_reply(
                 {"role": "user", "content": json_user_message(user=user, schema=schema, reminder=reminder,
                                                               with_schema=mode != "json_schema")},
             ],
-            "response_format": response_format(mode, schema=schema, schema_name=schema_name),
+            "response_format": response_format(mode, schema=schema, schema_name=schema_name, max_tokens=limit),
             "max_tokens": limit,
             "stop": list(JSON_STOP),
         }
@@ -476,22 +493,24 @@ def generate_with_top_logprobs(
     forced prefix to continue). `tokens` is None when the endpoint returned no distribution: the
     caller decides (and says) how it falls back. Raises LLMError like every call here; a reply cut
     at `max_tokens` is returned with finish_reason "length", since free text cut short is still text.
+    `max_tokens` is taken as asked (one token at a time is a valid use); the purpose's setting only caps it.
     """
     if top_k < 1:
         raise ValueError("top_k must be at least 1 (servers return nothing for 0)")
     if (prompt is None) == (user is None):
         raise ValueError("give either prompt (completions) or user (chat)")
-    limit = token_budget(config, max_tokens)
+    limit = min(max_tokens, config.max_tokens) if config.max_tokens else max_tokens
     client = _client(config.base_url, config.api_key, float(config.timeout_s))
+    extra: dict[str, Any] = {"stop": stop} if stop else {}
     if prompt is not None:
         response = _call(client.completions.create, config=config, prompt=prompt, max_tokens=limit,
-                         temperature=temperature, logprobs=top_k, stop=stop)
+                         temperature=temperature, logprobs=top_k, **extra)
         choices = getattr(response, "choices", None) or []
         text = choices[0].text if choices else ""
     else:
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         response = _call(client.chat.completions.create, config=config, messages=messages, max_tokens=limit,
-                         temperature=temperature, logprobs=True, top_logprobs=top_k, stop=stop)
+                         temperature=temperature, logprobs=True, top_logprobs=top_k, **extra)
         choices = getattr(response, "choices", None) or []
         text = (choices[0].message.content or "") if choices else ""
     if not choices:
