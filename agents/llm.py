@@ -214,10 +214,11 @@ def _learn_json_mode(config: LLMConfig, mode: str, *, why: str = "") -> None:
                        config.base_url, config.model, why)
 
 
-def forget_json_modes() -> None:
-    """Forget what `auto` learnt (tests; or after switching a server's software)."""
+def forget_learnt_endpoints() -> None:
+    """Forget what was learnt about endpoints: JSON modes, refused log-probabilities (tests; a server's software changed)."""
     with _learnt_lock:
         _learnt_json_modes.clear()
+        _logprobs_refused.clear()
 
 
 def response_format(mode: str, *, schema: dict, schema_name: str, max_tokens: int) -> dict:
@@ -226,11 +227,11 @@ def response_format(mode: str, *, schema: dict, schema_name: str, max_tokens: in
     # llama.cpp's and vLLM-style servers turn this "schema" into a grammar; without it they only
     # guarantee *some* JSON object. Bounding its strings lets the grammar close a string a small
     # model would otherwise repeat until max_tokens.
-    return {"type": "json_object", "schema": bounded_schema(schema, max_chars=max(MIN_STRING_CHARS, max_tokens // 2))}
+    return {"type": "json_object", "schema": bounded_schema(schema, max_chars=max(MIN_STRING_CHARS, max_tokens // 4))}
 
 
 # The shortest bound a free string gets in a grammar (json_object mode).
-MIN_STRING_CHARS = 64
+MIN_STRING_CHARS = 48
 
 
 def bounded_schema(schema: Any, *, max_chars: int) -> Any:
@@ -369,8 +370,9 @@ def sample_texts(
 
     Endpoints that ignore `n` (llama.cpp returns one choice) are asked again until n samples are in,
     at most n calls. A failure raises LLMError whose `calls` counts the samples already received
-    plus the failed request. Asked-for log-probabilities that do not come back leave logprob_sum
-    None (logged once per endpoint), for the caller to count.
+    plus the failed requests. Asked-for log-probabilities that do not come back leave logprob_sum
+    None (logged once per endpoint), for the caller to count; an endpoint that refuses the request
+    for them (HTTP 400/422/500) is asked again without, and not asked for them again.
     """
     if n < 1:
         raise ValueError("n must be at least 1")
@@ -387,14 +389,24 @@ def sample_texts(
         }
         if missing > 1:
             params["n"] = missing
-        if logprobs:
+        asking = logprobs and not _refuses_logprobs(config)
+        if asking:
             params["logprobs"] = True
             params["top_logprobs"] = SEQUENCE_TOP_LOGPROBS
         try:
             response = _create(config=config, **params)
         except LLMError as error:
-            error.calls = len(samples) + 1
-            raise
+            if not (asking and error.status in _FORMAT_REJECTED_STATUSES):
+                error.calls = len(samples) + 1
+                raise
+            # Refused (llama-cpp-python without logits_all answers 500): sample without, once and for all.
+            _remember_no_logprobs(config, why=error.detail)
+            params.pop("logprobs"), params.pop("top_logprobs")
+            try:
+                response = _create(config=config, **params)
+            except LLMError as second:
+                second.calls = len(samples) + 2
+                raise
         tokens += _usage_tokens(response)
         for choice in (getattr(response, "choices", None) or [])[:missing]:
             text = choice.message.content or ""
@@ -407,6 +419,20 @@ def sample_texts(
     if not samples:
         raise LLMError("invalid_json", "no choices in the response", calls=n)
     return samples, tokens
+
+
+_logprobs_refused: set[tuple[str, str]] = set()
+
+
+def _refuses_logprobs(config: LLMConfig) -> bool:
+    return (config.base_url, config.model) in _logprobs_refused
+
+
+def _remember_no_logprobs(config: LLMConfig, *, why: str) -> None:
+    if not _refuses_logprobs(config):
+        _logprobs_refused.add((config.base_url, config.model))
+        logger.warning("LLM %s model %r refused log-probabilities (%s); sampling without them from now on",
+                       config.base_url, config.model, why)
 
 
 def _warn_no_logprobs(config: LLMConfig) -> None:

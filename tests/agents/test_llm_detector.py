@@ -14,6 +14,7 @@ from agents.llm_detector import (
     VERDICTS_SCHEMA,
     detect_with_llm,
     reply_budget,
+    verdicts_schema,
     verdicts_from_result,
 )
 from agents.types import ArticleText
@@ -71,7 +72,8 @@ def test_one_request_with_the_articles_delimited_as_data(scripted_llm):
     # only the requested pairs are asked for, and only the articles they touch are sent
     assert "Pairs to judge (one per line):\nfaq-12 | faq-99\nfaq-40 | faq-99" in user
     assert "faq-12 | faq-40" not in user and "faq-77" not in user
-    assert request["response_format"]["json_schema"] == {"name": SCHEMA_NAME, "schema": VERDICTS_SCHEMA, "strict": True}
+    assert request["response_format"]["json_schema"] == {"name": SCHEMA_NAME, "schema": verdicts_schema(2), "strict": True}
+    assert verdicts_schema(2)["properties"]["pairs"]["maxItems"] == 2  # one item per pair asked
 
 
 def test_the_schema_puts_the_explanation_before_the_verdict():

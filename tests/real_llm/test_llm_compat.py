@@ -20,7 +20,7 @@ from agents.llm import (
     LLMError,
     complete_json,
     complete_json_reply,
-    forget_json_modes,
+    forget_learnt_endpoints,
     generate_with_top_logprobs,
     learnt_json_mode,
     sample_texts,
@@ -53,7 +53,7 @@ def as_json_lines(*records: dict) -> str:
 
 
 def test_json_schema_is_refused_and_auto_falls_back_to_json_object_with_the_schema(llama_server):
-    forget_json_modes()
+    forget_learnt_endpoints()
     with pytest.raises(LLMError) as refused:
         complete_json(config=llama_server.config(json_mode="json_schema"), system="Answer briefly.",
                       user="What colour is the sky?", schema=SHORT_SCHEMA, schema_name="short", max_tokens=48)
