@@ -165,7 +165,10 @@ LLM = {
     "api_key": env.str("OPENAI_API_KEY", default="") or "not-needed",
     "model": env.str("LLM_MODEL", default="gpt-4o-mini"),
     "timeout_s": env.float("LLM_TIMEOUT_S", default=30.0),
-    "json_mode": env.str("LLM_JSON_MODE", default="json_schema"),  # json_schema | json_object
+    # auto (json_schema, falling back once per endpoint to json_object + schema) | json_schema | json_object
+    "json_mode": env.str("LLM_JSON_MODE", default="auto"),
+    # Tokens one reply may generate; unset: each call's own budget, sized from what it asks for.
+    "max_tokens": env.int("LLM_MAX_TOKENS", default=0) or None,
 }
 LLM_PURPOSES = {
     purpose: {
@@ -174,6 +177,7 @@ LLM_PURPOSES = {
         "model": env.str(f"{purpose.upper()}_LLM_MODEL", default="") or None,
         "timeout_s": env.float(f"{purpose.upper()}_LLM_TIMEOUT_S", default=0.0) or None,
         "json_mode": env.str(f"{purpose.upper()}_LLM_JSON_MODE", default="") or None,
+        "max_tokens": env.int(f"{purpose.upper()}_LLM_MAX_TOKENS", default=0) or None,
     }
     for purpose in ("answer", "detection", "suggestions")
 }
