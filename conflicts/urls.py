@@ -28,6 +28,8 @@ urlpatterns = [
         views.article_version_restore_view,
         name="article_version_restore",
     ),
+    path("answer/playground/", views.answer_playground, name="answer_playground"),
+    path("answer/settings/", views.answer_settings_view, name="answer_settings"),
     path("ops/", views.ops_home, name="ops_home"),
     path("ops/resync/", views.ops_resync, name="ops_resync"),
     path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),

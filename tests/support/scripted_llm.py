@@ -3,7 +3,8 @@
 Real HTTP, real `openai` client, real JSON: only the model is scripted. Each POST to
 /v1/chat/completions takes the next behaviour from a queue (`push`), or asks a `respond(request)`
 callback when the queue is empty; with neither, it answers HTTP 500 "script exhausted", so an
-unexpected call is visible. Every request body is recorded in `requests`.
+unexpected call is visible. Every request body is recorded in `requests`. POST /v1/completions answers
+`NextToken` behaviours (one token with its top log-probabilities, for IGD's OpenAI-compatible backend).
 
 Use in tests through the `scripted_llm` fixture (registered with
 `pytest_plugins = ["tests.support.scripted_llm"]`), or from a benchmark:
@@ -42,7 +43,16 @@ class HTTPFailure:
     delay_s: float = 0.0
 
 
-Behaviour = Reply | HTTPFailure
+@dataclass(frozen=True)
+class NextToken:
+    """A /v1/completions reply of one token: the top log-probabilities at that position (the token sent is the
+    most likely). `top=None` sends no logprobs at all, as servers that do not support them do."""
+
+    top: dict[str, float] | None
+    delay_s: float = 0.0
+
+
+Behaviour = Reply | HTTPFailure | NextToken
 Respond = Callable[[dict], Any]  # request JSON -> content (dict or str) or a Behaviour
 
 
@@ -173,7 +183,7 @@ class ScriptedLLM:
                 return self._script.popleft()
         if self.respond is not None:
             produced = self.respond(request)
-            return produced if isinstance(produced, (Reply, HTTPFailure)) else answer(produced)
+            return produced if isinstance(produced, (Reply, HTTPFailure, NextToken)) else answer(produced)
         return HTTPFailure(status=500, message="script exhausted: no behaviour queued for this request")
 
     def _wait(self, seconds: float) -> None:
@@ -217,6 +227,23 @@ class ScriptedLLM:
         }
 
 
+    def _text_completion(self, request: dict, reply: NextToken) -> dict:
+        token = max(reply.top, key=reply.top.get) if reply.top else ""
+        logprobs = None
+        if reply.top and request.get("logprobs"):
+            top = dict(sorted(reply.top.items(), key=lambda item: -item[1])[: int(request["logprobs"])])
+            logprobs = {"tokens": [token], "token_logprobs": [reply.top[token]], "top_logprobs": [top], "text_offset": [0]}
+        prompt_tokens = _rough_tokens(str(request.get("prompt") or ""))
+        return {
+            "id": f"cmpl-scripted-{next(self._ids)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.model,
+            "choices": [{"index": 0, "text": token, "finish_reason": "length", "logprobs": logprobs}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1},
+        }
+
+
 def _rough_tokens(text: str) -> int:
     return max(1, len(text) // 4)  # the usual ~4 characters per token; good enough for ratios
 
@@ -233,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
         scripted: ScriptedLLM = self.server.scripted  # type: ignore[attr-defined]
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         try:
@@ -245,6 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
         scripted._wait(scripted.delay_s + behaviour.delay_s)
         if isinstance(behaviour, HTTPFailure):
             self._send(behaviour.status, {"error": {"message": behaviour.message, "type": "server_error"}})
+        elif isinstance(behaviour, NextToken):
+            self._send(200, scripted._text_completion(request, behaviour))
         else:
             self._send(200, scripted._completion(request, behaviour))
 
