@@ -13,10 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 import numpy as np
-import openai
 
 from agents.igd.prompts import completion_prompt
-from agents.llm import PLACEHOLDER_API_KEY, LLMConfig, LLMError
+from agents.llm import LLMConfig, LLMError, generate_with_top_logprobs
 
 MAX_TOP_LOGPROBS = 20  # the most OpenAI-compatible servers return per position
 END_TEXTS = frozenset({"", "</s>", "<eos>", "<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>"})
@@ -94,32 +93,17 @@ class OpenAIBackend:
         self.config = config
         self.name = f"openai:{config.model}"
         self.top_logprobs = min(top_logprobs, MAX_TOP_LOGPROBS)
-        self._client = openai.OpenAI(
-            base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_API_KEY, timeout=config.timeout_s,
-            max_retries=0,
-        )
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="igd-openai")
 
     def _one(self, prompt: str) -> SparseDistribution:
-        try:
-            response = self._client.completions.create(
-                model=self.config.model, prompt=prompt, max_tokens=1, temperature=0.0, logprobs=self.top_logprobs
-            )
-        except openai.APITimeoutError as error:
-            raise LLMError("timeout", f"no answer within {self.config.timeout_s}s") from error
-        except openai.APIStatusError as error:
-            raise LLMError("http_error", f"HTTP {error.status_code}") from error
-        except openai.OpenAIError as error:
-            raise LLMError("http_error", f"{type(error).__name__}: {error}") from error
-        choice = response.choices[0] if response.choices else None
-        logprobs = getattr(choice, "logprobs", None)
-        top = (getattr(logprobs, "top_logprobs", None) or [None])[0] if logprobs is not None else None
+        generated = generate_with_top_logprobs(config=self.config, top_k=self.top_logprobs, max_tokens=1, prompt=prompt)
+        top = generated.tokens[0].top if generated.tokens else ()
         if not top:
             raise MissingLogprobsError(
                 f"{self.config.base_url} returned no top log-probabilities on /v1/completions; IGD needs a server "
                 "that returns them (logprobs=N)"
             )
-        return SparseDistribution({str(token): float(value) for token, value in dict(top).items()})
+        return SparseDistribution(dict(top))
 
     def next_distributions(self, prompts: list[str]) -> list[SparseDistribution]:
         return list(self._pool.map(self._one, prompts))

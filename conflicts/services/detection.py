@@ -34,6 +34,7 @@ from conflicts.models import (
     ResolutionSuggestion,
     Turn,
 )
+from conflicts.services.review import conflict_regress
 
 logger = logging.getLogger(__name__)
 
@@ -208,15 +209,13 @@ def conflict_record(
         conflict.last_seen = now
         if created:
             _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
+        # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).
+        conflict_regress(conflict=conflict, turn=turn, version_low_id=low.version_id, version_high_id=high.version_id)
         if conflict.status == ConflictStatus.OPEN:
             # Keep what the reviewer reads in step with the latest texts.
             conflict.type, conflict.explanation = finding.type, finding.explanation
             conflict.snippet_low = finding.snippets.get(low.article.external_ref, conflict.snippet_low)
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
-        elif not conflict.recurred_after_review and _newer_than_reviewed(conflict, low.version_id, high.version_id):
-            # A reviewed pair is never reopened by an edit, but the console must show it came back.
-            conflict.recurred_after_review = True
-            _activity(conflict=conflict, kind=ActivityKind.RECURRED, detail={"turn": turn.external_id})
         conflict.save()
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             from conflicts.services.suggestions import suggestion_enqueue
@@ -233,13 +232,6 @@ def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_i
 def _logaddexp(a: float, b: float) -> float:
     high, low = max(a, b), min(a, b)
     return high + math.log1p(math.exp(low - high))
-
-
-def _newer_than_reviewed(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
-    reviewed = (conflict.reviewed_version_low_id, conflict.reviewed_version_high_id)
-    if None in reviewed:
-        return False
-    return version_low_id > reviewed[0] or version_high_id > reviewed[1]
 
 
 def _finish(run: DetectionRun, *, outcome: str, reason: str = "", **fields) -> DetectionRun:

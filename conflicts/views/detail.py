@@ -18,7 +18,7 @@ from agents.llm import llm_config_for
 from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page
-from conflicts.views.display import diff_html, highlight
+from conflicts.views.display import diff_html, highlight, stale_message
 
 TEMPLATE = "conflicts/detail.html"
 
@@ -129,8 +129,11 @@ def conflict_resolve_view(request, pk: int):
                 note=form.cleaned_data["note"].strip(),
                 winner=form.cleaned_data["winner"],
             )
-        except (StaleVersionError, ConflictStateError) as exc:
+        except StaleVersionError as exc:
             # Nothing was written: the service works in one transaction and refuses before it commits.
+            form.add_error(None, stale_message(exc))
+            status = 409
+        except ConflictStateError as exc:
             form.add_error(None, str(exc))
             status = 409
         except ArticleInputError as exc:
