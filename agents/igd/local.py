@@ -1,8 +1,8 @@
 """The exact IGD backend: a local causal LM through transformers, full logits, all branches in one batch.
 
-Rows are left-padded into one batch and share one forward pass per step, each with its own slice of the
-KV cache; `fork` copies the cache after the prompts are processed so previews, filter scoring and the corrected
-decoding never process a prompt twice.
+Each prompt is processed once, alone; the rows' caches are then stitched, left-padded, into one batch that shares
+one forward pass per step, each row with its own slice of the KV cache. `fork` copies the cache after the prompts are
+processed, so previews, filter scoring and the corrected decoding never process a prompt twice.
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class LocalDecoder:
         mask = torch.cat([self._mask[rows], torch.ones((len(requests), width), dtype=self._mask.dtype)], dim=1)
         start = self._mask[rows].sum(dim=1, keepdim=True)
         positions = start + torch.arange(width).unsqueeze(0)
-        logprobs = self._backend.forward(ids, mask, positions, cache)
+        logprobs = self._backend.forward(ids, mask, positions, cache, every_position=True)
         for index, (_, tokens) in enumerate(requests):
             for position in range(1, len(tokens)):
                 scores[index] += float(logprobs[index, position - 1, tokens[position]])
@@ -103,12 +103,15 @@ class LocalBackend:
         self._stops = {s for s in stops if s is not None}
         self._newline_tokens: dict[int, bool] = {}
 
-    def forward(self, ids, mask, positions, cache) -> np.ndarray:
+    def forward(self, ids, mask, positions, cache, *, every_position: bool = False) -> np.ndarray:
+        """Log-probabilities [rows, positions, vocab]: of the last position only unless asked (the output layer over
+        a 262k vocabulary costs as much as the rest of a small model)."""
         import torch
 
         with torch.inference_mode():
             out = self.model(
-                input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
+                input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True,
+                logits_to_keep=0 if every_position else 1,
             )
             return torch.log_softmax(out.logits.float(), dim=-1).numpy()
 
@@ -120,16 +123,59 @@ class LocalBackend:
         return completion_prompt(prompt)
 
     def open(self, prompts: Sequence[str]) -> LocalDecoder:
+        """Each prompt is processed alone (no work spent on padding: the user prompt is several times longer than
+        the memory prompts), then the caches are stitched, left-padded, into one batch for the decoding steps."""
         import torch
+
+        rows = [
+            self.tokenizer(self._render(p), return_tensors="pt", add_special_tokens=False)["input_ids"] for p in prompts
+        ]
+        caches, last = [], []
+        for ids in rows:
+            cache = self._new_cache()
+            length = ids.shape[1]
+            logprobs = self.forward(ids, torch.ones((1, length), dtype=torch.long), torch.arange(length)[None, :], cache)
+            caches.append(cache)
+            last.append(logprobs[0, -1])
+        lengths = [ids.shape[1] for ids in rows]
+        longest = max(lengths)
+        mask = torch.zeros((len(rows), longest), dtype=torch.long)
+        for row, length in enumerate(lengths):
+            mask[row, longest - length :] = 1
+        return LocalDecoder(
+            backend=self, cache=self._stitch(caches, longest), attention_mask=mask, last_logprobs=np.stack(last)
+        )
+
+    def _new_cache(self):
         from transformers import DynamicCache
 
-        texts = [self._render(p) for p in prompts]
-        batch = self.tokenizer(texts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
-        mask = batch["attention_mask"]
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
-        cache = DynamicCache(config=self.model.config)
-        logprobs = self.forward(batch["input_ids"], mask, positions, cache)
-        return LocalDecoder(backend=self, cache=cache, attention_mask=mask, last_logprobs=logprobs[:, -1, :])
+        return DynamicCache(config=self.model.config)
+
+    def _stitch(self, caches: list, longest: int):
+        """One batch cache equal to what a left-padded batched prefill of `longest` positions would hold: each layer's
+        keys/values left-padded with zeros (masked out) to the longest row's stored length (sliding-window layers store
+        at most their window)."""
+        import torch
+
+        merged = self._new_cache()
+        for index, layer in enumerate(merged.layers):
+            parts = [cache.layers[index] for cache in caches]
+            width = max(part.keys.shape[-2] for part in parts)
+
+            def padded(tensor):
+                missing = width - tensor.shape[-2]
+                if missing == 0:
+                    return tensor
+                pad = torch.zeros((*tensor.shape[:-2], missing, tensor.shape[-1]), dtype=tensor.dtype)
+                return torch.cat([pad, tensor], dim=-2)
+
+            keys = torch.cat([padded(part.keys) for part in parts], dim=0)
+            values = torch.cat([padded(part.values) for part in parts], dim=0)
+            layer.lazy_initialization(keys, values)
+            layer.keys, layer.values = keys, values
+            if hasattr(layer, "cumulative_length"):
+                layer.cumulative_length = longest
+        return merged
 
     def is_end(self, token: int) -> bool:
         return token in self._stops

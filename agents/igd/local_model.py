@@ -10,6 +10,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,12 +44,23 @@ def converted_folder(*, gguf_path: Path, cache_dir: Path) -> Path:
         if not (folder / "config.json").exists():
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
+            import torch
+
             staging = cache_dir / f".{folder.name}.partial-{os.getpid()}"
-            tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            tokenizer.save_pretrained(staging)
-            model.save_pretrained(staging)
-            staging.rename(folder)  # whole folder or nothing: an interrupted conversion is never loaded
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+                model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+                # The weights are de-quantized already; transformers only refuses to save because it remembers
+                # they came from GGUF. bfloat16 on disk halves the folder; loads read it back as float32.
+                model.hf_quantizer = None
+                if hasattr(model.config, "quantization_config"):
+                    del model.config.quantization_config
+                model.to(torch.bfloat16)
+                tokenizer.save_pretrained(staging)
+                model.save_pretrained(staging)
+                staging.rename(folder)  # whole folder or nothing: an interrupted conversion is never loaded
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
     return folder
 
 
