@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('articles', '0004_chunk_title_generated_search_vector'),
-        ('conflicts', '0006_conflict_substatus_regressed'),
+        ('conflicts', '0007_occurrence_citation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
