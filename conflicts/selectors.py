@@ -46,12 +46,24 @@ from articles.models import Article, ArticleStatus, ArticleVersion  # noqa: E402
 from conflicts.models import (  # noqa: E402
     ActivityKind,
     ApiToken,
+    Citation,
     ConflictActivity,
     ConflictStatus,
     ConflictSubstatus,
     DetectionOutcome,
     DetectionRun,
 )
+
+def impact_formula() -> str:
+    """The impact ordering in one line, for the queue page (QUEUE_SORTS["impact"] over detection's columns)."""
+    from conflicts.services.detection import IMPACT_HALF_LIFE_S
+
+    half_life = f"{IMPACT_HALF_LIFE_S / 86400:g} days"
+    return (
+        f"Impact order: replies that cited either article, most first; then sightings weighted by recency, "
+        f"Σ 2^(−age / {half_life}); then the most recent."
+    )
+
 
 QUEUE_SORTS = {
     # cited-in-reply first, then the recency-decayed occurrence count, then recency
@@ -138,18 +150,42 @@ def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Confl
     ).get(knowledge_base=knowledge_base, pk=conflict_id)
 
 
-def conflict_occurrences(*, conflict: Conflict, limit: int = 20) -> list[ConflictOccurrence]:
-    """The most recent occurrences with their turn (question and the reply actually sent)."""
+# The detail page's occurrence filters: a name in the URL -> the citations it keeps.
+OCCURRENCE_FILTERS = {
+    "": ("All replies", None),
+    "cited": ("Cited one or both", (Citation.ONE, Citation.BOTH)),
+    "both": ("Cited both", (Citation.BOTH,)),
+    "one": ("Cited one", (Citation.ONE,)),
+    "neither": ("Retrieved only", (Citation.NEITHER,)),
+}
+
+
+def conflict_occurrences(*, conflict: Conflict, cited: str = "", limit: int = 20) -> list[ConflictOccurrence]:
+    """The most recent occurrences with their turn (question and the reply actually sent), optionally
+    only those whose reply cited the pair as OCCURRENCE_FILTERS[cited] says."""
+    occurrences = ConflictOccurrence.objects.filter(conflict=conflict)
+    citations = OCCURRENCE_FILTERS.get(cited, OCCURRENCE_FILTERS[""])[1]
+    if citations:
+        occurrences = occurrences.filter(citation__in=citations)
     return list(
-        ConflictOccurrence.objects.filter(conflict=conflict)
-        .select_related("turn", "version_low", "version_high")
+        occurrences.select_related("turn", "version_low", "version_high")
         .only(
-            "pk", "cited", "detector", "created_at", "conflict_id",
+            "pk", "citation", "detector", "created_at", "conflict_id",
             "turn__id", "turn__external_id", "turn__question", "turn__reply", "turn__reply_sent_at", "turn__created_at",
             "version_low__id", "version_low__number", "version_high__id", "version_high__number",
         )
         .order_by("-created_at", "-pk")[:limit]
     )
+
+
+def occurrence_counts(*, conflict: Conflict) -> dict[str, int]:
+    """How many occurrences each filter of OCCURRENCE_FILTERS keeps, in one query."""
+    rows = ConflictOccurrence.objects.filter(conflict=conflict).order_by().values("citation").annotate(n=Count("*"))
+    by_citation = {row["citation"]: row["n"] for row in rows}
+    return {
+        name: sum(by_citation.get(c, 0) for c in (citations or Citation.values))
+        for name, (_, citations) in OCCURRENCE_FILTERS.items()
+    }
 
 
 def conflict_activity(*, conflict: Conflict, limit: int = 50) -> list[ConflictActivity]:

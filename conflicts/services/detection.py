@@ -23,6 +23,7 @@ from articles.models import ArticleStatus
 from conflicts.models import (
     ActivityKind,
     ArticleUsage,
+    Citation,
     Conflict,
     ConflictActivity,
     ConflictOccurrence,
@@ -194,18 +195,19 @@ def conflict_record(
             },
         )
         conflict = Conflict.objects.select_for_update().get(pk=conflict.pk)
-        cited = low.cited or high.cited
+        citation = Citation.of(low=low.cited, high=high.cited)
         _, occurrence_created = ConflictOccurrence.objects.get_or_create(
             conflict=conflict,
             turn=turn,
-            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector, "cited": cited},
+            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector,
+                      "citation": citation},
         )
         if not occurrence_created:
             return conflict  # this turn was already counted (a retried task)
         point = impact_point(now)
         conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
         conflict.times_seen += 1
-        conflict.times_cited += int(cited)
+        conflict.times_cited += int(citation != Citation.NEITHER)
         conflict.last_seen = now
         if created:
             _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})

@@ -69,6 +69,7 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
         "notice": notice,
         "notice_error": notice_error,
+        "impact_formula": selectors.impact_formula(),
     }
 
 

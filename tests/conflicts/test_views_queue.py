@@ -59,7 +59,8 @@ def test_tabs_show_counts_and_rows(client, kb, articles, reviewer):
     assert tabs == {"open": 1, "processed": 1, "dismissed": 2}
     html = response.content.decode()
     assert "Article 0" in html and "Article 1" in html and "Car fare differs" in html
-    assert "cited ×2" in html
+    assert "cited in 2 replies" in html and "retrieved in 1" in html
+    assert "Impact order: replies that cited either article" in html
     dismissed = client.get(reverse("conflict_queue"), {"status": "dismissed"}).content.decode()
     assert "Article 6" in dismissed and "Article 0" not in dismissed
 
