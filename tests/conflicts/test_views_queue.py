@@ -14,11 +14,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def articles(kb):
-    return [make_article(kb, f"faq-{i}", f"Body number {i}.", title=f"Article {i}", index=False) for i in range(8)]
-
-
-@pytest.fixture
 def reviewer(kb):
     return make_user("rita", kb, "reviewer")
 
@@ -52,17 +47,29 @@ def test_tabs_show_counts_and_rows(client, kb, articles, reviewer):
     make_conflict(kb, a[0], a[1], explanation="Car fare differs", times_cited=2)
     make_conflict(kb, a[2], a[3], status="processed")
     make_conflict(kb, a[4], a[5], status="dismissed")
-    make_conflict(kb, a[6], a[7], status="dismissed", recurred_after_review=True)
+    make_conflict(kb, a[6], a[7], status="dismissed")
     client.force_login(reviewer)
     response = client.get(reverse("conflict_queue"))
     tabs = {t["status"]: t["count"] for t in response.context["tabs"]}
     assert tabs == {"open": 1, "processed": 1, "dismissed": 2}
     html = response.content.decode()
     assert "Article 0" in html and "Article 1" in html and "Car fare differs" in html
-    assert "cited ×2" in html
-    assert "recurred after review" not in html  # only on the dismissed tab
+    assert "cited in 2 replies" in html and "retrieved in 1" in html
+    assert "Impact order: replies that cited either article" in html
     dismissed = client.get(reverse("conflict_queue"), {"status": "dismissed"}).content.decode()
-    assert "recurred after review" in dismissed and "Article 6" in dismissed and "Article 0" not in dismissed
+    assert "Article 6" in dismissed and "Article 0" not in dismissed
+
+
+def test_regressed_conflicts_are_marked_in_open_and_filterable(client, kb, articles, reviewer):
+    a = articles
+    make_conflict(kb, a[0], a[1])
+    regressed = make_conflict(kb, a[2], a[3], substatus="regressed", recurred_after_review=True)
+    client.force_login(reviewer)
+    html = client.get(reverse("conflict_queue")).content.decode()
+    assert html.count('class="badge regressed"') == 1
+    response = client.get(reverse("conflict_queue"), {"regressed": "1"})
+    assert [c.pk for c in response.context["conflicts"]] == [regressed.pk]
+    assert response.context["tabs"][0]["count"] == 1
 
 
 def test_htmx_tab_switch_renders_only_the_partial_with_href_fallback(client, kb, articles, reviewer):
@@ -132,7 +139,7 @@ def test_bulk_dismiss_with_reason_calls_the_service_per_conflict(client, kb, art
     a = articles
     first, second, third = make_conflict(kb, a[0], a[1]), make_conflict(kb, a[2], a[3]), make_conflict(kb, a[4], a[5])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [first.pk, second.pk], "reason": "seasonal prices"}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"ids": [first.pk, second.pk], "reason": "seasonal prices"}, **HTMX)
     assert response.status_code == 200
     assert "Dismissed 2 conflict(s)." in response.content.decode()
     for conflict in (first, second):
@@ -146,7 +153,7 @@ def test_bulk_dismiss_with_reason_calls_the_service_per_conflict(client, kb, art
 def test_bulk_dismiss_requires_a_reason_and_changes_nothing_without(client, kb, articles, reviewer):
     conflict = make_conflict(kb, articles[0], articles[1])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "  "}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"ids": [conflict.pk], "reason": "  "}, **HTMX)
     assert response.status_code == 400 and "reason is required" in response.content.decode()
     conflict.refresh_from_db()
     assert conflict.status == "open"
@@ -155,7 +162,7 @@ def test_bulk_dismiss_requires_a_reason_and_changes_nothing_without(client, kb, 
 def test_bulk_dismiss_without_htmx_redirects_back_to_the_queue(client, kb, articles, reviewer):
     conflict = make_conflict(kb, articles[0], articles[1])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "ok", "type": "price"})
+    response = client.post(reverse("conflict_bulk"), {"ids": [conflict.pk], "reason": "ok", "type": "price"})
     assert response.status_code == 302 and response["Location"].startswith(reverse("conflict_queue"))
     assert Conflict.objects.get(pk=conflict.pk).status == "dismissed"
 
