@@ -15,7 +15,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.claims import ClaimVectors
 from agents.detection import DETECTORS, run_detection
+from articles.embeddings import embed_texts
 from agents.llm import JSON_MODES, PLACEHOLDER_API_KEY, LLMConfig, LLMError, llm_config_for
 from agents.types import ArticleText
 
@@ -60,6 +62,8 @@ class Command(BaseCommand):
                 "--detector llm needs an LLM: set OPENAI_BASE_URL (or DETECTION_LLM_BASE_URL) or pass --base-url"
             )
 
+        # Claims are aligned with the index's sentence model; each article's vectors are computed once.
+        claim_vectors = ClaimVectors(embed_texts)
         total_conflicts = total_calls = 0
         with Path(options["output"]).open("w", encoding="utf-8") as output:
             for retrieval_set in retrieval_sets:
@@ -67,7 +71,7 @@ class Command(BaseCommand):
                 try:
                     outcome = run_detection(
                         articles=retrieval_set.articles, detector=detector, now=retrieval_set.now,
-                        llm_config=llm_config,
+                        llm_config=llm_config, claim_vectors=claim_vectors,
                     )
                 except LLMError as error:
                     if not options["fail_open"]:
