@@ -154,14 +154,16 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     matcher = difflib.SequenceMatcher(None, [w.lower() for w in words_a], [w.lower() for w in words_b], autojunk=False)
     if len(words_a) < 5 or matcher.ratio() < NEAR_COPY_RATIO:
         return None
+    # A capital that merely starts the sentence is no name: the first word never counts as one.
     differences = [(op, " ".join(words_a[i1:i2]), " ".join(words_b[j1:j2]))
                    for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
-    names_only = bool(differences) and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
+    starts_sentence = any(op != "equal" and (i1 == 0 or j1 == 0) for op, i1, _, j1, _ in matcher.get_opcodes())
+    names_only = bool(differences) and not starts_sentence and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
                                           for op, left, right in differences)
     for op, left, right in differences:
         if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)):
             return "policy", left or "(nothing)", right or "(nothing)", False
-        if op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
+        if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only
     return None
 

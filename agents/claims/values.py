@@ -380,8 +380,10 @@ def equal_values(a: Value, b: Value) -> bool:
     if a.kind == QUANTITY and a.key[0] == b.key[0] and a.key[2] == b.key[2]:
         low, high = sorted((a.key[1], b.key[1]))
         return high > 0 and (high - low) / high < 0.025
-    if a.kind == MONEY and "*" in (a.key[0], b.key[0]):
-        return a.key[1] == b.key[1]
+    if a.kind == MONEY:
+        # "$59 per order" and "the $59 fee": one price, the period said once.
+        same_currency = a.key[0] == b.key[0] or "*" in (a.key[0], b.key[0])
+        return same_currency and a.key[1] == b.key[1] and (a.key[2] == b.key[2] or "" in (a.key[2], b.key[2]))
     if a.kind == DATE:
         return all(x == y or None in (x, y) for x, y in zip(a.key, b.key))
     return False
