@@ -61,7 +61,7 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
         capitalised_in_bodies.update(proper_names(article.body))
         # A title word counts when a body uses it too ("Bramblegate club" and "… at Bramblegate …").
         title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
-        for name in proper_names(text) | title_names:
+        for name in proper_names(article.body) | title_names:
             counts[name] = counts.get(name, 0) + 1
     return frozenset(name for name, n in counts.items()
                      if not (n * 2 > len(articles) and n >= 2) and name.lower() not in lowercase)

@@ -63,6 +63,16 @@ def claim_vectors() -> ClaimVectors:
     return ClaimVectors(embed_texts)
 
 
+def claim_detector_warm_up() -> None:
+    """Load the sentence model and the value parsers before the first check: a worker calls this at
+    start so that no turn's check (bounded by DETECTION_TIMEOUT_S) pays for loading them."""
+    from agents.claims import detect_claim_conflicts
+
+    sample = [ArticleText(ref="warm-1", title="Warm-up", body="Open 9 am to 5 pm; a day pass costs €10 (2 hours)."),
+              ArticleText(ref="warm-2", title="Warm-up", body="Call +44 20 7946 0018 by 1 March 2026.")]
+    detect_claim_conflicts(articles=sample, vectors=claim_vectors())
+
+
 def detection_dispatch(*, turn_id: int) -> None:
     """Start checking a turn where settings.DETECTION_DISPATCH says: a Celery worker, the detection
     process beside this one, a thread of this process, or right here (inline)."""
