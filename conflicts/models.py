@@ -96,6 +96,10 @@ class ConflictStatus(models.TextChoices):
     DISMISSED = "dismissed", "Dismissed"
 
 
+# Words people use for a status: the console says "Resolved" for processed.
+STATUS_ALIASES = {"resolved": ConflictStatus.PROCESSED}
+
+
 class ConflictSubstatus(models.TextChoices):
     """A marker beside the status (never a fourth status): why an open conflict is in Open."""
 
