@@ -30,7 +30,9 @@ SQL queries per page are counted with django.test.utils.CaptureQueriesContext on
   queue         /conflicts/?status=open                    (default tab and order: impact)
   queue_p10     /conflicts/?status=open&page=10            (a later page; the last one if there are fewer)
   queue_filter  /conflicts/?status=open&type=price&sort=recent
-  info only, not in the figures: the Resolved tab, a text search, the last page (OFFSET pagination) and the
+  queue_search / queue_last: a text search (GIN-indexed generated tsvector) and the last page (still OFFSET
+  pagination), each a figure of its own (queue_search_p95_ms, queue_last_page_p95_ms).
+  info only, not in the figures: the Resolved tab and the
   default page at 100 rows (the view has no page-size parameter: its module constant PAGE_SIZE is set to 100
   for that page only, to show the query count does not depend on it).
   detail_hot    the conflict with the most occurrences
@@ -641,6 +643,9 @@ def main() -> None:
         common.Figure("queue_p95_ms", max(p95(full, name) for name in QUEUE_PAGES), "ms", "<", 150, digits=1),
         common.Figure("detail_p95_ms", max(p95(full, name) for name in DETAIL_PAGES), "ms", "<", 150, digits=1),
         common.Figure("queue_p95_growth", max(growth.values()), "x", "<=", 2, digits=2),
+        # The text search (GIN-indexed generated tsvector) and the deepest page, at full size.
+        common.Figure("queue_search_p95_ms", p95(full, "queue_search"), "ms", "<", 150, digits=1),
+        common.Figure("queue_last_page_p95_ms", p95(full, "queue_last"), "ms", "<", 150, digits=1),
     ]
     constant = [
         ("queue_queries", queue_counts[("full", "queue")], len(set(queue_counts.values())) == 1,

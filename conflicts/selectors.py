@@ -37,6 +37,7 @@ def occurrences_for(*, conflict: Conflict) -> QuerySet:
 import datetime as dt  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
+from django.contrib.postgres.search import SearchQuery, SearchVector  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Aggregate, Count, F, FloatField, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
@@ -81,6 +82,16 @@ def snoozed_q(moment: dt.datetime) -> Q:
     )
 
 
+def _text_search_q(*, knowledge_base: KnowledgeBase, query: str) -> Q:
+    """Conflicts whose explanation or passages match (the GIN-indexed generated tsvector), or whose
+    articles' titles or refs do (one pass over this knowledge base's articles, a small table)."""
+    words = SearchQuery(query, search_type="websearch", config="english")
+    articles = Article.objects.annotate(title_vector=SearchVector("title", config="english")).filter(
+        Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base
+    ).values("pk")
+    return Q(search_vector=words) | Q(article_low__in=articles) | Q(article_high__in=articles)
+
+
 def _queue_filters(
     *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None,
     regressed: bool = False, assignee: str = "", user=None, snoozed: bool = False,
@@ -100,13 +111,7 @@ def _queue_filters(
     if article_id:
         conflicts = conflicts.filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
     if query:
-        conflicts = conflicts.filter(
-            Q(article_low__title__icontains=query)
-            | Q(article_high__title__icontains=query)
-            | Q(explanation__icontains=query)
-            | Q(article_low__external_ref__icontains=query)
-            | Q(article_high__external_ref__icontains=query)
-        )
+        conflicts = conflicts.filter(_text_search_q(knowledge_base=knowledge_base, query=query))
     return conflicts
 
 

@@ -99,6 +99,20 @@ def test_default_order_is_cited_then_impact_then_recency_and_sort_by_recent(clie
     assert ids == [recent.pk, high_impact.pk, old_cited.pk]
 
 
+def test_text_search_uses_words_stems_passages_titles_and_refs(client, kb, articles, reviewer):
+    a = articles
+    delivery = make_conflict(kb, a[0], a[1], explanation="Delivery times differ.", snippets=("ships in 2 days", "ships in 5 days"))
+    refund = make_conflict(kb, a[2], a[3], explanation="Refund windows differ.")
+    client.force_login(reviewer)
+    get = lambda q: [c.pk for c in client.get(reverse("conflict_queue"), {"q": q}).context["conflicts"]]  # noqa: E731
+    assert get("deliveries") == [delivery.pk]  # stemmed: deliveries ~ delivery
+    assert get("ships") == [delivery.pk]  # the passages are searched
+    assert get("refund -delivery") == [refund.pk]  # web-search syntax
+    assert get("Article 3") == [refund.pk]  # titles (all words)
+    assert get("faq-2") == [refund.pk]  # refs
+    assert get("nothing-like-this") == []
+
+
 def test_filters_by_type_text_and_article(client, kb, articles, reviewer):
     a = articles
     price = make_conflict(kb, a[0], a[1], type="price", explanation="fares differ")
