@@ -1,12 +1,11 @@
 """Source syncs on a real Celery worker with Redis: by hand (the task) and from the schedule (beat's task),
 against pages on a loopback HTTP server."""
 import pytest
-from celery import Celery
 
 from articles.models import Article, KnowledgeBase, SourceSync, SyncStatus
 from articles.sources import source_create
 from tests.support.page_server import html_page
-from tests.test_celery_worker import REDIS_URL, redis_reachable, start_worker, stop_worker, wait_for
+from tests.test_celery_worker import celery_worker_process, client_app, redis_reachable, wait_for  # noqa: F401
 
 pytestmark = [
     pytest.mark.worker,
@@ -14,21 +13,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def worker(transactional_db):
-    proc = start_worker("sources")
-    yield proc
-    stop_worker(proc)
-
-
-@pytest.fixture
-def client_app():
-    app = Celery("kbreview-test-sources", broker=REDIS_URL, backend=REDIS_URL)
-    yield app
-    app.close()
-
-
-def test_sync_task_and_the_scheduled_sync_run_on_a_worker(kb, page_server, worker, client_app):
+def test_sync_task_and_the_scheduled_sync_run_on_a_worker(kb, page_server, celery_worker_process, client_app):
     KnowledgeBase.objects.filter(pk=kb.pk).update(allow_private_fetch=True)
     page_server.set("/hours.html", html_page("Opening hours", "The shop opens at nine every weekday."))
     source = source_create(knowledge_base=kb, name="Site", kind="urls", location=page_server.url("/hours.html"),
@@ -49,8 +34,8 @@ def test_sync_task_and_the_scheduled_sync_run_on_a_worker(kb, page_server, worke
             180, "the scheduled sync to finish",
         )
     except Exception:
-        worker.terminate()
-        print(worker.stdout.read())
+        celery_worker_process.terminate()
+        print(celery_worker_process.stdout.read())
         raise
     assert scheduled.counts["changed"] == 1
     assert "eight" in Article.objects.get(knowledge_base=kb, external_ref="hours").current_version.body
