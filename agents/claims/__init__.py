@@ -59,7 +59,7 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
         text = article.title + ". " + article.body
         lowercase.update(re.findall(r"\b[a-z][a-z'\-]+", text))
         capitalised_in_bodies.update(proper_names(article.body))
-        # A title word counts when a body uses it too ("Bramblegate club" and "… at Bramblegate …").
+        # A title word counts when a body uses it too ("Elmstead branch" and "… at Elmstead …").
         title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
         for name in proper_names(article.body) | title_names:
             counts[name] = counts.get(name, 0) + 1

@@ -86,9 +86,9 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
 
 
 def test_a_heading_scopes_the_claims_under_it(vectors):
-    articles = pair("Harbour branch\nWe open at 08:00 on weekdays.\n\nAt Harbour we open weekdays at 08:00.",
-                    "Old Town branch\nWe open at 09:30 on weekdays.\n\nAt Old Town we open weekdays at 09:30.",
-                    first_title="Harbour branch", second_title="Old Town branch")
+    articles = pair("Quarry Lane branch\nWe open at 08:00 on weekdays.\n\nAt Quarry Lane we open weekdays at 08:00.",
+                    "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
+                    first_title="Quarry Lane branch", second_title="Mill Cross branch")
     assert found(articles, vectors) == []
 
 
