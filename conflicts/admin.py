@@ -52,7 +52,7 @@ class ConflictAdmin(ReadOnlyAdmin):
 
 @admin.register(ConflictOccurrence)
 class ConflictOccurrenceAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "conflict", "turn", "cited", "detector", "created_at")
+    list_display = ("pk", "conflict", "turn", "citation", "detector", "created_at")
     list_select_related = ("conflict", "turn")
 
 

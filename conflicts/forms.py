@@ -13,6 +13,7 @@ class QueueFilterForm(forms.Form):
     type = forms.ChoiceField(choices=[("", "All types"), *ConflictType.choices], required=False)
     q = forms.CharField(required=False, max_length=200, label="Search")
     article = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    regressed = forms.BooleanField(required=False, label="Regressed only")
     sort = forms.ChoiceField(
         choices=[("impact", "Impact"), ("recent", "Most recent"), ("seen", "Times seen"), ("reviewed", "Reviewed last")],
         required=False,
@@ -27,6 +28,7 @@ class QueueFilterForm(forms.Form):
             "type": data.get("type") or "",
             "query": (data.get("q") or "").strip(),
             "article_id": data.get("article"),
+            "regressed": bool(data.get("regressed")),
             "sort": sort if sort in QUEUE_SORTS else "impact",
         }
 

@@ -13,7 +13,7 @@ from conflicts.services import api_token_create
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.conflicts.console_support import make_conflict, make_user
 from tests.factories import make_article
-from tests.support.console_urls import NOT_KB_VIEWS, console_kwargs, console_patterns
+from tests.support.console_urls import NOT_KB_VIEWS, console_kwargs, console_patterns, source_objects
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +33,7 @@ def _objects(knowledge_base, prefix):
         "token": api_token_create(knowledge_base=knowledge_base, name=f"{prefix} bot")[0],
         "rule": ResolutionRule.objects.filter(knowledge_base=knowledge_base).first(),
         "turn": turn,
+        **source_objects(knowledge_base, a, prefix),
     }
 
 

@@ -23,7 +23,7 @@ from conflicts.models import (
 from conflicts.services import api_token_create
 from tests.conflicts.console_support import PASSWORD, make_conflict, make_user
 from tests.factories import make_article
-from tests.support.console_urls import console_kwargs, console_patterns
+from tests.support.console_urls import console_kwargs, console_patterns, source_objects
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def worst(kb):
     )
     ConflictOccurrence.objects.create(
         conflict=conflict, turn=turn, version_low_id=conflict.article_low.current_version_id,
-        version_high_id=conflict.article_high.current_version_id, detector=HOSTILE_LINE[:20], cited=True,
+        version_high_id=conflict.article_high.current_version_id, detector=HOSTILE_LINE[:20], citation="both",
     )
     ConflictActivity.objects.create(conflict=conflict, kind="dismissed", note=HOSTILE_LINE, detail={"x": SCRIPT})
     ResolutionSuggestion.objects.create(
@@ -86,7 +86,8 @@ def worst(kb):
 
 
 def _console_paths(objects) -> list[str]:
-    objects = {**objects, "sync_job": IndexSyncJob.objects.get(), "rule": ResolutionRule.objects.filter(priority=INT_MAX).get()}
+    objects = {**objects, "sync_job": IndexSyncJob.objects.get(), "rule": ResolutionRule.objects.filter(priority=INT_MAX).get(),
+               **source_objects(objects["article"].knowledge_base, objects["article"], "worst")}
     return [reverse(name, kwargs=console_kwargs(name, converters, objects)) for name, converters in console_patterns()]
 
 

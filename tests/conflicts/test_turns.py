@@ -84,7 +84,7 @@ def test_reply_citations_are_parsed_and_marked_on_occurrences(kb, fare_articles,
     assert pets.rank is None  # cited without being retrieved
     conflict = Conflict.objects.get()
     assert conflict.times_cited == 1
-    assert ConflictOccurrence.objects.get(conflict=conflict).cited
+    assert ConflictOccurrence.objects.get(conflict=conflict).citation == "one"
     # the same reply again changes nothing; a different one is refused unless it says it replaces
     turn_reply_record(turn=turn, reply="It costs €22 [[web-fares]]. Dogs go free [[faq-pets]].")
     with pytest.raises(ReplyAlreadyRecorded):
@@ -96,8 +96,20 @@ def test_reply_citations_are_parsed_and_marked_on_occurrences(kb, fare_articles,
     cited = set(ArticleUsage.objects.filter(turn=turn, cited=True).values_list("article__external_ref", flat=True))
     assert cited == {"faq-pets"}
     assert Conflict.objects.get().times_cited == 0
-    assert not ConflictOccurrence.objects.get().cited
+    assert ConflictOccurrence.objects.get().citation == "neither"
     assert AuditEvent.objects.get(action=AuditAction.TURN_REPLY_REPLACED).target_id == str(turn.pk)
+
+
+@pytest.mark.django_db
+def test_a_reply_citing_both_articles_is_recorded_as_both_and_counted_once(
+    kb, fare_articles, inline_detection, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        turn, _ = report(kb, reply="€18 [[faq-fare-old]] or €22 [[web-fares]]")
+        other, _ = report(kb, external_id="t-2")
+    assert ConflictOccurrence.objects.get(turn=turn).citation == "both"
+    assert ConflictOccurrence.objects.get(turn=other).citation == "neither"
+    assert Conflict.objects.get().times_cited == 1
 
 
 @pytest.mark.django_db(transaction=True)

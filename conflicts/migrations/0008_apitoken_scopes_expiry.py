@@ -9,8 +9,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0005_auditevent'),
-        ('conflicts', '0005_conflict_queue_type_index'),
+        ('articles', '0006_auditevent'),
+        ('conflicts', '0007_occurrence_citation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
