@@ -246,6 +246,7 @@ class _Run:
     page_errors: list[dict] = field(default_factory=list)
     seen_keys: set[str] = field(default_factory=set)
     changed_ids: set[int] = field(default_factory=set)
+    confirmed_ids: list[int] = field(default_factory=list)  # pages found unchanged: one UPDATE at the end
     done: int = 0
     last_report: float = 0.0
 
@@ -286,6 +287,7 @@ def source_sync_run(*, sync_id: int) -> SourceSync:
         except _ListingError as exc:
             _finish(run, status=SyncStatus.FAILED, error=str(exc))
             return SourceSync.objects.get(pk=sync_id)
+        SourcePage.objects.filter(pk__in=run.confirmed_ids).update(last_seen_at=timezone.now(), last_error="")
         _mark_gone(run)
         run.progress(force=True)
         run.counts["reindexed_chunks"] = articles_reindex(article_ids=sorted(run.changed_ids))
@@ -389,9 +391,11 @@ def _sync_web(run: _Run, fetcher: Fetcher) -> None:
         except FetchError as exc:
             run.error(url, str(exc))
         else:
-            if fetched.not_modified:
+            if fetched.not_modified and page is None:
+                run.error(url, "HTTP 304 (not modified) to a request that was not conditional")
+            elif fetched.not_modified:
                 run.counts["not_modified"] += 1
-                SourcePage.objects.filter(pk=page.pk).update(last_seen_at=timezone.now(), last_error="")
+                run.confirmed_ids.append(page.pk)
             else:
                 run.counts["fetched"] += 1
                 _apply_document(
@@ -478,9 +482,9 @@ def _apply_document(run: _Run, *, key: str, raw: bytes, etag: str, last_modified
         # Same bytes as last time: nothing to parse or write (a server without ETag still costs no version).
         run.seen_keys.update(p.key for p in known)
         run.counts["unchanged"] += len(known)
-        SourcePage.objects.filter(pk__in=[p.pk for p in known]).update(
-            last_seen_at=timezone.now(), etag=etag, last_modified=last_modified, last_error=""
-        )
+        run.confirmed_ids.extend(p.pk for p in known)
+        if any((p.etag, p.last_modified) != (etag, last_modified) for p in known):
+            SourcePage.objects.filter(pk__in=[p.pk for p in known]).update(etag=etag, last_modified=last_modified)
         return
     try:
         items = parse(raw)

@@ -19,7 +19,7 @@ from ninja.throttling import BaseThrottle
 from pydantic import AfterValidator
 
 from conflicts import selectors, services
-from conflicts.models import ArticleUsage, DetectionOutcome, TokenScope, Turn
+from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, ConflictStatus, DetectionOutcome, TokenScope, Turn
 from conflicts.services.turns import RetrievedRef
 from kbreview.input_limits import (
     PG_INTEGER_MAX,
@@ -206,7 +206,7 @@ class TurnOut(Schema):
 
 class AnswerIn(Schema):
     question: Annotated[MultilineText, Field(min_length=1, max_length=10_000)]
-    mode: Literal["strict", "truth"] = "strict"
+    mode: AnswerMode | None = Field(default=None, description="default: the knowledge base's answer mode")
     external_id: ExternalId | None = None
 
 
@@ -222,6 +222,8 @@ class AnswerOut(Schema):
     reply: str
     citations: list[str]
     articles: list[AnswerArticle]
+    mode: AnswerMode
+    answer_source: Literal["igd_context", "igd_memory", "igd_user", "plain"]
 
 
 class ErrorOut(Schema):
@@ -393,16 +395,19 @@ def answer(request, payload: AnswerIn):
         "articles": [
             {"ref": h.external_ref, "title": h.title, "score": h.score, "similarity": h.similarity} for h in result.hits
         ],
+        "mode": result.mode,
+        "answer_source": f"igd_{result.igd.result.winner}" if result.igd else "plain",
     }
 
 
 @api.get("/conflicts", auth=TokenAuth(TokenScope.CONFLICTS_READ), response={200: list[ConflictOut], **COMMON_ERRORS})
 def conflict_list(
     request,
-    status: Literal["open", "processed", "dismissed"] | None = None,
+    status: Literal["open", "processed", "resolved", "dismissed"] | None = None,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=PG_INTEGER_MAX),
 ):
-    """Conflicts of this knowledge base, most impactful first."""
+    """Conflicts of this knowledge base, most impactful first. `resolved` (the console's word) = `processed`."""
+    status = STATUS_ALIASES.get(status, status)
     conflicts = selectors.conflict_list(knowledge_base=request.knowledge_base, status=status)
     return 200, [_conflict_out(c) for c in conflicts[offset : offset + limit]]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from conflicts.models import ConflictStatus, ConflictType, ReviewWinner
+from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
 
@@ -161,3 +161,14 @@ class ApiTokenForm(forms.Form):
         if not name:
             raise forms.ValidationError("Give the token a name.")
         return name
+
+
+class PlaygroundForm(forms.Form):
+    """A question for the answer playground, and the intent to decode it with."""
+
+    question = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    mode = forms.ChoiceField(choices=AnswerMode.choices)
+
+
+class AnswerSettingsForm(forms.Form):
+    default_mode = forms.ChoiceField(choices=AnswerMode.choices, label="Default answer mode")

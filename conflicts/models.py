@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from agents.igd.arithmetic import Mode
 from articles.models import Article, ArticleVersion, KnowledgeBase
 
 
@@ -94,6 +95,10 @@ class ConflictStatus(models.TextChoices):
     OPEN = "open", "Open"
     PROCESSED = "processed", "Resolved"
     DISMISSED = "dismissed", "Dismissed"
+
+
+# Words people use for a status: the console says "Resolved" for processed.
+STATUS_ALIASES = {"resolved": ConflictStatus.PROCESSED}
 
 
 class ConflictSubstatus(models.TextChoices):
@@ -405,3 +410,25 @@ class ResolutionSuggestion(models.Model):
     provisional = models.BooleanField(default=False)
     feedback = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
+
+
+class AnswerMode(models.TextChoices):
+    """The intent the built-in answer path decodes with (agents.igd.Mode; STRICT: the knowledge base is authoritative)."""
+
+    STRICT = Mode.STRICT.value, Mode.STRICT.label
+    TRUTH = Mode.TRUTH.value, Mode.TRUTH.label
+
+
+class AnswerSettings(models.Model):
+    """How the built-in answer path answers for one knowledge base; without a row, STRICT."""
+
+    knowledge_base = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="answer_settings")
+    default_mode = models.CharField(max_length=10, choices=AnswerMode.choices, default=AnswerMode.STRICT)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "answer settings"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(default_mode__in=AnswerMode.values), name="answer_settings_mode_valid"),
+        ]

@@ -160,6 +160,18 @@ OCCURRENCE_FILTERS = {
 }
 
 
+def next_open_conflict(*, knowledge_base: KnowledgeBase, exclude_id: int, sort: str = "impact") -> Conflict | None:
+    """The first open conflict in the queue's order other than `exclude_id` (what to review next)."""
+    return (
+        Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN)
+        .exclude(pk=exclude_id)
+        .select_related("article_low", "article_high")
+        .only("pk", "article_low__title", "article_high__title")
+        .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
+        .first()
+    )
+
+
 def conflict_occurrences(*, conflict: Conflict, cited: str = "", limit: int = 20) -> list[ConflictOccurrence]:
     """The most recent occurrences with their turn (question and the reply actually sent), optionally
     only those whose reply cited the pair as OCCURRENCE_FILTERS[cited] says."""

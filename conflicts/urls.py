@@ -1,10 +1,14 @@
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from conflicts import views
 from conflicts.views import sources as source_views
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page says; send them to the SVG icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
@@ -38,6 +42,8 @@ urlpatterns = [
     path("source-changes/", source_views.drift_list, name="drift_list"),
     path("source-changes/<int:pk>/", source_views.drift_detail, name="drift_detail"),
     path("source-changes/<int:pk>/<str:decision>/", source_views.drift_decide, name="drift_decide"),
+    path("answer/playground/", views.answer_playground, name="answer_playground"),
+    path("answer/settings/", views.answer_settings_view, name="answer_settings"),
     path("ops/", views.ops_home, name="ops_home"),
     path("ops/resync/", views.ops_resync, name="ops_resync"),
     path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),

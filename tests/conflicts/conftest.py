@@ -4,6 +4,7 @@ import pytest
 
 from conflicts.services import api_token_create
 from tests.factories import make_article
+from tests.support.igd_script import freedonia
 
 
 @pytest.fixture
@@ -33,3 +34,24 @@ def api(client, token):
         return getattr(client, method)(f"/api/v1{path}", **kwargs, **headers)
 
     return call
+
+
+@pytest.fixture
+def capital(kb):
+    return make_article(kb, "faq-capital", "Freedonia facts. The capital of Freedonia is Sylvania.", title="Freedonia")
+
+
+@pytest.fixture
+def igd_server(settings, inline_detection, scripted_llm):
+    """IGD on the answer path through the scripted server; its chat route answers the plain path."""
+    settings.IGD_BACKEND = "openai"
+    settings.LLM = {**settings.LLM, "base_url": scripted_llm.base_url, "model": scripted_llm.model, "timeout_s": 2.0}
+    settings.IGD_MAX_NEW_TOKENS = 4
+
+    def respond(request):
+        if "prompt" in request:
+            return freedonia(request)
+        return {"reply": "Plain answer: Sylvania. [[faq-capital]]"}
+
+    scripted_llm.respond = respond
+    return scripted_llm

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,6 +58,11 @@ class PageServer:
 
             def log_message(self, *args) -> None:  # quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes; without this Nagle holds the body for the client's ACK.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self) -> None:
                 with server.lock:

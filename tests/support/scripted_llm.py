@@ -7,7 +7,8 @@ unexpected call is visible. Every request body is recorded in `requests`.
 
 Like real servers it honours `max_tokens` (a reply longer than the limit, at ~4 characters per
 token, is cut and ends with finish_reason "length") and returns `top_logprobs` alternatives when
-asked. POST /v1/completions (raw prompts) is served from the same queue.
+asked. POST /v1/completions (raw prompts) is served from the same queue; a `NextToken` behaviour answers it
+with one token and exactly the top log-probabilities scripted (IGD's OpenAI-compatible backend).
 
 `ScriptedLLM(quirks=LLAMA_CPP_QUIRKS)` behaves like llama-cpp-python's server where it differs from
 OpenAI's: HTTP 500 on response_format json_schema, log-probabilities only when top_logprobs is set,
@@ -61,7 +62,16 @@ class HTTPFailure:
     delay_s: float = 0.0
 
 
-Behaviour = Reply | HTTPFailure
+@dataclass(frozen=True)
+class NextToken:
+    """A /v1/completions reply of one token: the top log-probabilities at that position (the token sent is the
+    most likely). `top=None` sends no logprobs at all, as servers that do not support them do."""
+
+    top: dict[str, float] | None
+    delay_s: float = 0.0
+
+
+Behaviour = Reply | HTTPFailure | NextToken
 Respond = Callable[[dict], Any]  # request JSON -> content (dict or str) or a Behaviour
 
 
@@ -208,7 +218,7 @@ class ScriptedLLM:
                 return self._script.popleft()
         if self.respond is not None:
             produced = self.respond(seen)
-            return produced if isinstance(produced, (Reply, HTTPFailure)) else answer(produced)
+            return produced if isinstance(produced, (Reply, HTTPFailure, NextToken)) else answer(produced)
         return HTTPFailure(status=500, message="script exhausted: no behaviour queued for this request")
 
     def _wait(self, seconds: float) -> None:
@@ -287,6 +297,23 @@ class ScriptedLLM:
         }
 
 
+    def _text_completion(self, request: dict, reply: NextToken) -> dict:
+        token = max(reply.top, key=reply.top.get) if reply.top else ""
+        logprobs = None
+        if reply.top and request.get("logprobs"):
+            top = dict(sorted(reply.top.items(), key=lambda item: -item[1])[: int(request["logprobs"])])
+            logprobs = {"tokens": [token], "token_logprobs": [reply.top[token]], "top_logprobs": [top], "text_offset": [0]}
+        prompt_tokens = _rough_tokens(str(request.get("prompt") or ""))
+        return {
+            "id": f"cmpl-scripted-{next(self._ids)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.model,
+            "choices": [{"index": 0, "text": token, "finish_reason": "length", "logprobs": logprobs}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1},
+        }
+
+
 def _rough_tokens(text: str) -> int:
     return max(1, len(text) // CHARS_PER_TOKEN)  # the usual ~4 characters per token; good enough for ratios
 
@@ -316,6 +343,8 @@ class _Handler(BaseHTTPRequestHandler):
         scripted._wait(scripted.delay_s + behaviour.delay_s)
         if isinstance(behaviour, HTTPFailure):
             self._send(behaviour.status, {"error": {"message": behaviour.message, "type": "server_error"}})
+        elif isinstance(behaviour, NextToken):
+            self._send(200, scripted._text_completion(request, behaviour))
         else:
             self._send(200, scripted._completion(request, behaviour, chat=route == "/v1/chat/completions"))
 

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('articles', '0006_auditevent'),
-        ('conflicts', '0007_occurrence_citation'),
+        ('conflicts', '0008_answer_settings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
