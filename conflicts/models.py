@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 
 from agents.igd.arithmetic import Mode
@@ -153,7 +155,18 @@ class Conflict(models.Model):
     # The versions the review left current; null for a side the review deleted.
     reviewed_version_low = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The queue's text search: explanation and both passages, kept by PostgreSQL (GIN-indexed below).
+    search_vector = models.GeneratedField(
+        expression=SearchVector("explanation", weight="A", config="english")
+        + SearchVector("snippet_low", "snippet_high", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Snoozed (open, hidden from the Open tab) until this moment and/or until times_seen reaches this count.
+    snoozed_until = models.DateTimeField(null=True, blank=True)
+    snoozed_until_seen = models.PositiveIntegerField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
     winner = models.CharField(max_length=10, choices=ReviewWinner.choices, blank=True)
@@ -174,10 +187,21 @@ class Conflict(models.Model):
             models.Index(fields=["knowledge_base", "status", "-last_seen"], name="conflict_queue_recent"),
             models.Index(fields=["knowledge_base", "status", "-reviewed_at"], name="conflict_queue_reviewed"),
             models.Index(fields=["knowledge_base", "type", "status"], name="conflict_queue_type"),
+            models.Index(fields=["knowledge_base", "assignee", "status"], name="conflict_queue_assignee"),
+            GinIndex(fields=["search_vector"], name="conflict_search_vector_gin"),
         ]
 
     def __str__(self) -> str:
         return f"conflict {self.pk}: {self.article_low_id} vs {self.article_high_id}"
+
+    def snoozed_at(self, moment) -> bool:
+        """Snoozed at `moment`: before its date, or before it was seen the agreed number of times."""
+        if self.status != ConflictStatus.OPEN:
+            return False
+        return bool(
+            (self.snoozed_until and self.snoozed_until > moment)
+            or (self.snoozed_until_seen and self.times_seen < self.snoozed_until_seen)
+        )
 
     def snippet_for(self, article_id: int) -> str:
         return self.snippet_low if article_id == self.article_low_id else self.snippet_high
@@ -249,6 +273,10 @@ class ActivityKind(models.TextChoices):
     RECURRED = "recurred", "Recurred after review"
     REGRESSED = "regressed", "Regressed: back in Open"
     SUGGESTED = "suggested", "Suggestion computed"
+    ASSIGNED = "assigned", "Assigned"
+    COMMENTED = "commented", "Comment"
+    SNOOZED = "snoozed", "Snoozed"
+    UNSNOOZED = "unsnoozed", "Snooze ended"
 
 
 class ConflictActivity(models.Model):

@@ -35,10 +35,12 @@ def occurrences_for(*, conflict: Conflict) -> QuerySet:
 # or the number of occurrences, and orders by the indexed columns of Conflict's queue indexes.
 
 import datetime as dt  # noqa: E402
+import json  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
+from django.contrib.postgres.search import SearchQuery, SearchVector  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.db.models import Aggregate, Count, FloatField, Q, Sum  # noqa: E402
+from django.db.models import Aggregate, Count, F, FloatField, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -74,24 +76,139 @@ QUEUE_SORTS = {
 }
 
 
+# --- keyset pagination: a page starts after (or ends before) the sort key of a row, never at an OFFSET
+
+
+@dataclass
+class QueuePage:
+    conflicts: list
+    first_key: str  # cursor of the first row shown ("" when empty)
+    last_key: str
+    has_next: bool
+    has_previous: bool
+
+
+def _sort_fields(sort: str) -> list[str]:
+    return [name.lstrip("-").replace("pk", "id") for name in QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"])]
+
+
+def _cursor(conflict, fields: list[str]) -> str:
+    """The row's sort key as a URL-safe string: JSON values, datetimes as ISO text."""
+    values = [getattr(conflict, f) for f in fields]
+    return json.dumps([v.isoformat() if isinstance(v, dt.datetime) else v for v in values], separators=(",", ":"))
+
+
+def _parse_cursor(raw: str, fields: list[str]) -> list | None:
+    """The sort key back from a cursor; None when it does not parse (the first page is shown instead)."""
+    try:
+        values = json.loads(raw)
+        if not isinstance(values, list) or len(values) != len(fields):
+            return None
+        parsed = []
+        for field, value in zip(fields, values):
+            if value is None:
+                parsed.append(None)
+            elif field in ("last_seen", "reviewed_at"):
+                parsed.append(dt.datetime.fromisoformat(value))
+            elif field == "impact":
+                parsed.append(float(value))
+            else:
+                parsed.append(int(value))
+        return parsed
+    except (ValueError, TypeError):
+        return None
+
+
+def _beyond(fields: list[str], values: list, *, after: bool) -> Q:
+    """Rows strictly after (or before) the key `values` in the all-descending order of `fields`
+    (PostgreSQL puts NULLs first in a descending order; only reviewed_at can be NULL)."""
+    field, value = fields[0], values[0]
+    tail = _beyond(fields[1:], values[1:], after=after) if len(fields) > 1 else Q(pk__in=[])
+    if value is None:
+        same = Q(**{f"{field}__isnull": True})
+        return (same & tail) | Q(**{f"{field}__isnull": False}) if after else same & tail
+    beyond = Q(**{f"{field}__{'lt' if after else 'gt'}": value})
+    if not after and field == "reviewed_at":
+        beyond |= Q(reviewed_at__isnull=True)
+    return beyond | (Q(**{field: value}) & tail)
+
+
+def _seek(fields: list[str], values: list, *, after: bool) -> Q:
+    """_beyond plus the leading key's bound on its own, which PostgreSQL can seek in the queue index."""
+    condition = _beyond(fields, values, after=after)
+    if values[0] is not None and fields[0] != "reviewed_at":
+        condition &= Q(**{f"{fields[0]}__{'lte' if after else 'gte'}": values[0]})
+    return condition
+
+
+def conflict_queue_page(*, conflicts: QuerySet, sort: str, size: int, after: str = "", before: str = "",
+                        last: bool = False) -> QueuePage:
+    """One page of an ordered queue (conflict_queue): the first, the one after/before a cursor, or the last."""
+    fields = _sort_fields(sort)
+    ordering = list(QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
+    reverse = [name[1:] if name.startswith("-") else f"-{name}" for name in ordering]
+    after_key = _parse_cursor(after, fields) if after else None
+    before_key = _parse_cursor(before, fields) if before else None
+    if last:
+        rows = list(conflicts.order_by(*reverse)[: size + 1])
+        has_previous, has_next = len(rows) > size, False
+        rows = rows[:size][::-1]
+    elif before_key is not None:
+        rows = list(conflicts.filter(_seek(fields, before_key, after=False)).order_by(*reverse)[: size + 1])
+        has_previous, has_next = len(rows) > size, True
+        rows = rows[:size][::-1]
+    else:
+        if after_key is not None:
+            conflicts = conflicts.filter(_seek(fields, after_key, after=True))
+        rows = list(conflicts.order_by(*ordering)[: size + 1])
+        has_next, has_previous = len(rows) > size, after_key is not None
+        rows = rows[:size]
+    return QueuePage(
+        conflicts=rows,
+        first_key=_cursor(rows[0], fields) if rows else "",
+        last_key=_cursor(rows[-1], fields) if rows else "",
+        has_next=has_next,
+        has_previous=has_previous,
+    )
+
+
+def snoozed_q(moment: dt.datetime) -> Q:
+    """Conflicts snoozed at `moment` (the rule of Conflict.snoozed_at, as a query)."""
+    return Q(status=ConflictStatus.OPEN) & (
+        Q(snoozed_until__gt=moment) | Q(snoozed_until_seen__isnull=False, times_seen__lt=F("snoozed_until_seen"))
+    )
+
+
+def _text_search_q(*, knowledge_base: KnowledgeBase, query: str) -> Q:
+    """Conflicts whose explanation or passages match (the GIN-indexed generated tsvector), or whose
+    articles' titles or refs do (one pass over this knowledge base's articles, a small table)."""
+    words = SearchQuery(query, search_type="websearch", config="english")
+    articles = Article.objects.annotate(title_vector=SearchVector("title", config="english")).filter(
+        Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base
+    ).values("pk")
+    return Q(search_vector=words) | Q(article_low__in=articles) | Q(article_high__in=articles)
+
+
 def _queue_filters(
-    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None,
+    regressed: bool = False, assignee: str = "", user=None, snoozed: bool = False,
 ):
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base)
     if regressed:
         conflicts = conflicts.filter(substatus=ConflictSubstatus.REGRESSED)
+    if assignee == "mine" and user is not None:
+        conflicts = conflicts.filter(assignee=user)
+    elif assignee == "unassigned":
+        conflicts = conflicts.filter(assignee__isnull=True)
+    # Snoozed conflicts leave the Open tab until they wake; "snoozed" shows only them.
+    snoozed_now = snoozed_q(timezone.now())
+    conflicts = conflicts.filter(snoozed_now) if snoozed else conflicts.exclude(snoozed_now)
     if type:
         conflicts = conflicts.filter(type=type)
     if article_id:
         conflicts = conflicts.filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
     if query:
-        conflicts = conflicts.filter(
-            Q(article_low__title__icontains=query)
-            | Q(article_high__title__icontains=query)
-            | Q(explanation__icontains=query)
-            | Q(article_low__external_ref__icontains=query)
-            | Q(article_high__external_ref__icontains=query)
-        )
+        conflicts = conflicts.filter(_text_search_q(knowledge_base=knowledge_base, query=query))
     return conflicts
 
 
@@ -104,27 +221,32 @@ def conflict_queue(
     query: str = "",
     article_id: int | None = None,
     regressed: bool = False,
+    assignee: str = "",
+    user=None,
+    snoozed: bool = False,
 ) -> QuerySet:
     """One tab of the queue, filtered, ordered by impact (default) or another of QUEUE_SORTS."""
     conflicts = _queue_filters(
-        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed,
+        assignee=assignee, user=user, snoozed=snoozed,
     )
     return (
         conflicts.filter(status=status)
-        .select_related("article_low", "article_high", "reviewed_by")
+        .select_related("article_low", "article_high", "reviewed_by", "assignee")
         .only(
             "pk", "status", "type", "explanation", "times_seen", "times_cited", "last_seen", "first_seen",
-            "impact", "substatus", "recurred_after_review", "reviewed_at", "review_note", "knowledge_base_id",
+            "impact", "substatus", "recurred_after_review", "reviewed_at", "snoozed_until", "snoozed_until_seen", "review_note", "knowledge_base_id",
             "article_low__id", "article_low__title", "article_low__external_ref", "article_low__status",
             "article_high__id", "article_high__title", "article_high__external_ref", "article_high__status",
-            "reviewed_by__id", "reviewed_by__username",
+            "reviewed_by__id", "reviewed_by__username", "assignee__id", "assignee__username",
         )
         .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
     )
 
 
 def conflict_tab_counts(
-    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None,
+    regressed: bool = False, assignee: str = "", user=None, snoozed: bool = False,
 ) -> dict[str, int]:
     """Counts per status under the same filters as the queue, in one query.
 
@@ -132,7 +254,8 @@ def conflict_tab_counts(
     counting a column they do not hold made PostgreSQL read every conflict row.
     """
     conflicts = _queue_filters(
-        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed,
+        assignee=assignee, user=user, snoozed=snoozed,
     )
     rows = conflicts.order_by().values("status").annotate(n=Count("*"))
     counts = {row["status"]: row["n"] for row in rows}
@@ -145,6 +268,7 @@ def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Confl
         "article_low__current_version",
         "article_high__current_version",
         "reviewed_by",
+        "assignee",
         "reviewed_version_low",
         "reviewed_version_high",
     ).get(knowledge_base=knowledge_base, pk=conflict_id)
@@ -412,3 +536,16 @@ def conflicts_brought_back(
         outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate())
         coming_back.append(ComingBack(conflict=conflict, confirmed=bool(outcome.findings)))
     return coming_back
+
+
+def kb_reviewers(*, knowledge_base: KnowledgeBase) -> list:
+    """Members who may be assigned conflicts (reviewer or ops), by name."""
+    from django.contrib.auth import get_user_model
+
+    from articles.models import Role
+
+    return list(
+        get_user_model().objects.filter(
+            memberships__knowledge_base=knowledge_base, memberships__role__in=(Role.REVIEWER, Role.OPS)
+        ).order_by("username")
+    )

@@ -5,17 +5,27 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles.models import ArticleStatus, Role
 from articles.services import ArticleInputError, StaleVersionError
 from conflicts import selectors
-from conflicts.forms import DismissForm, ReopenForm, ResolveForm
+from conflicts.forms import AssignForm, CommentForm, DismissForm, ReopenForm, ResolveForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
 from agents.llm import llm_config_for
-from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
+from conflicts.services import (
+    ConflictStateError,
+    conflict_assign,
+    conflict_comment,
+    conflict_dismiss,
+    conflict_reopen,
+    conflict_resolve,
+    conflict_snooze,
+    conflict_unsnooze,
+)
 from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page, wants_partial
 from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
@@ -103,6 +113,20 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         # Right after resolve or dismiss: an undo (reopen) and the next open conflict, so no dead end.
         "just_done": request.GET.get("done") if conflict.status != ConflictStatus.OPEN else "",
         "next_conflict": selectors.next_open_conflict(knowledge_base=request.kb, exclude_id=conflict.pk),
+        **triage_context(request, conflict),
+    }
+
+
+def triage_context(request, conflict: Conflict, *, assign_form=None, comment_form=None, snooze_form=None,
+                   triage_error: str = "") -> dict:
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb) if allows(request, Role.REVIEWER) else []
+    return {
+        "reviewers": reviewers,
+        "assign_form": assign_form or AssignForm(reviewers=reviewers, initial={"assignee": conflict.assignee_id}),
+        "comment_form": comment_form or CommentForm(),
+        "snooze_form": snooze_form or SnoozeForm(),
+        "snoozed": conflict.snoozed_at(timezone.now()),
+        "triage_error": triage_error,
     }
 
 
@@ -227,3 +251,65 @@ def conflict_reopen_view(request, pk: int):
     conflict = _conflict_or_404(request, pk)
     context = detail_context(request, conflict, reopen_form=form, action_error=error)
     return render_page(request, TEMPLATE, context, partial="review-actions", status=status)
+
+
+def _triage_answer(request, conflict: Conflict, *, status: int = 200, **forms):
+    """The triage card again (HTMX) with the activity timeline, or back to the page."""
+    if not request.htmx and status == 200:
+        return redirect(reverse("conflict_detail", args=[conflict.pk]))
+    conflict = _conflict_or_404(request, conflict.pk)
+    context = {"conflict": conflict, "can_review": True, "activity": selectors.conflict_activity(conflict=conflict),
+               **triage_context(request, conflict, **forms)}
+    return render_page(request, TEMPLATE, context, partial="triage", status=status)
+
+
+def _triage_post(request, pk: int, *, form, form_name: str, apply):
+    """Validate one triage form; on success call `apply(conflict, cleaned_data)` (a service)."""
+    conflict = _conflict_or_404(request, pk)
+    if not form.is_valid():
+        return _triage_answer(request, conflict, status=400, **{form_name: form})
+    apply(conflict, form.cleaned_data)
+    return _triage_answer(request, conflict)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_assign_view(request, pk: int):
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb)
+
+    def assign(conflict, data):
+        assignee = next((u for u in reviewers if u.pk == data["assignee"]), None)
+        conflict_assign(conflict=conflict, assignee=assignee, actor=request.user)
+
+    return _triage_post(request, pk, form=AssignForm(request.POST, reviewers=reviewers), form_name="assign_form",
+                        apply=assign)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_comment_view(request, pk: int):
+    return _triage_post(request, pk, form=CommentForm(request.POST), form_name="comment_form",
+                        apply=lambda c, data: conflict_comment(conflict=c, actor=request.user, text=data["text"]))
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_snooze_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    form = SnoozeForm(request.POST)
+    if not form.is_valid():
+        return _triage_answer(request, conflict, status=400, snooze_form=form)
+    try:
+        conflict_snooze(conflict=conflict, actor=request.user, until=form.until_moment(),
+                        more_sightings=form.cleaned_data.get("more_sightings"))
+    except ConflictStateError as exc:
+        return _triage_answer(request, conflict, status=409, snooze_form=form, triage_error=str(exc))
+    return _triage_answer(request, conflict)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_unsnooze_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    conflict_unsnooze(conflict=conflict, actor=request.user, note="Snooze ended by hand.")
+    return _triage_answer(request, conflict)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -10,10 +9,16 @@ from django.views.decorators.http import require_POST
 
 from articles.models import Article, Role
 from conflicts import selectors
-from conflicts.forms import BulkDismissForm, QueueFilterForm
+from conflicts.forms import BulkActionForm, QueueFilterForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
-from conflicts.services import conflict_dismiss_many
+from conflicts.services.review import (
+    conflict_assign,
+    conflict_dismiss,
+    conflict_resolve_by_deleting_older,
+    conflict_snooze,
+    conflicts_bulk,
+)
 from conflicts.views.common import query_string, render_page
 from conflicts.views.display import conflict_explanation
 
@@ -27,25 +32,27 @@ def _url_params(filters: dict) -> dict:
         "q": filters["query"],
         "article": filters["article_id"],
         "regressed": "1" if filters["regressed"] else "",
+        "assignee": filters["assignee"],
+        "snoozed": "1" if filters["snoozed"] else "",
         "sort": "" if filters["sort"] == "impact" else filters["sort"],
     }
 
 
 def queue_context(
-    request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False,
+    request, *, filters: dict, position=None, notice: str = "", notice_error: bool = False,
     selected_ids: frozenset = frozenset(), bulk_reason: str = "",
 ) -> dict:
     kb = request.kb
     counts = selectors.conflict_tab_counts(
         knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
-        regressed=filters["regressed"],
+        regressed=filters["regressed"], assignee=filters["assignee"], user=request.user, snoozed=filters["snoozed"],
     )
-    paginator = Paginator(selectors.conflict_queue(knowledge_base=kb, **filters), PAGE_SIZE)
-    paginator.count = counts[filters["status"]]  # already counted above: spare the page a second COUNT
-    page = paginator.get_page(page_number)
+    position = _position(position or {})
+    queryset = selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters)
+    page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
     params = _url_params(filters)
     base = reverse("conflict_queue")
-    conflicts = list(page.object_list)
+    conflicts = page.conflicts
     for conflict in conflicts:
         conflict.explanation_display = conflict_explanation(conflict)
     tabs = [
@@ -63,9 +70,14 @@ def queue_context(
         "filter_form": QueueFilterForm(initial={**params, "sort": filters["sort"]}),
         "tabs": tabs,
         "page": page,
+        "total": counts[filters["status"]],
+        "position": position,
         "conflicts": conflicts,
-        "prev_url": base + query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
-        "next_url": base + query_string(params, page=page.next_page_number()) if page.has_next() else "",
+        # Keyset pagination: links carry the sort key of the row to continue from, never an OFFSET.
+        "first_url": base + query_string(params) if page.has_previous else "",
+        "prev_url": base + query_string(params, before=page.first_key) if page.has_previous else "",
+        "next_url": base + query_string(params, after=page.last_key) if page.has_next else "",
+        "last_url": base + query_string(params, last="1") if page.has_next else "",
         "sort_urls": [
             (value, label, base + query_string(params, sort="" if value == "impact" else value), value == filters["sort"])
             for value, label in QueueFilterForm.base_fields["sort"].choices
@@ -80,6 +92,8 @@ def queue_context(
         "selected_ids": selected_ids,
         "bulk_reason": bulk_reason,
         "impact_formula": selectors.impact_formula(),
+        "reviewers": selectors.kb_reviewers(knowledge_base=kb) if allows(request, Role.REVIEWER) else [],
+        "snooze_form": SnoozeForm(),
         "article_filter_title": (
             Article.objects.filter(knowledge_base=kb, pk=filters["article_id"]).values_list("title", flat=True).first()
             if filters["article_id"] else ""
@@ -90,15 +104,32 @@ def queue_context(
 @kb_view()
 def conflict_queue(request):
     filters = QueueFilterForm(request.GET).values()
-    context = queue_context(request, filters=filters, page_number=request.GET.get("page"))
+    context = queue_context(request, filters=filters, position=request.GET)
     return render_page(request, "conflicts/queue.html", context, partial="queue")
+
+
+def _bulk_action(form: BulkActionForm, *, actor, reviewers):
+    """The service call the chosen bulk action makes for each conflict (each writes its activity row)."""
+    data = form.cleaned_data
+    action = data["action"]
+    if action == "dismiss":
+        return lambda c: conflict_dismiss(conflict=c, actor=actor, reason=data["reason"].strip())
+    if action == "assign":
+        assignee = next((u for u in reviewers if u.pk == data["assignee"]), None)
+        return lambda c: conflict_assign(conflict=c, assignee=assignee, actor=actor)
+    if action == "snooze":
+        until, more = form.until_moment(), data.get("more_sightings")
+        return lambda c: conflict_snooze(conflict=c, actor=actor, until=until, more_sightings=more)
+    return lambda c: conflict_resolve_by_deleting_older(conflict=c, actor=actor, note=data["reason"].strip())
 
 
 @kb_view(write=Role.REVIEWER)
 @require_POST
-def conflict_bulk_dismiss(request):
+def conflict_bulk(request):
+    """Dismiss, assign, snooze or resolve (deleting the older article) the selected conflicts."""
     filters = QueueFilterForm(request.POST).values()
-    form = BulkDismissForm(request.POST)
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb)
+    form = BulkActionForm(request.POST, reviewers=reviewers)
     status = 200
     if not form.is_valid():
         notice, error, status = " ".join(e for errors in form.errors.values() for e in errors), True, 400
@@ -107,16 +138,30 @@ def conflict_bulk_dismiss(request):
         conflicts = list(Conflict.objects.filter(knowledge_base=request.kb, pk__in=ids).order_by("pk"))
         if len(conflicts) != len(ids):
             raise Http404("Not found in this knowledge base.")
-        dismissed, refused = conflict_dismiss_many(conflicts=conflicts, actor=request.user, reason=form.cleaned_data["reason"])
-        notice = f"Dismissed {dismissed} conflict(s)." + (" Not dismissed: " + " ".join(refused) if refused else "")
+        done, refused = conflicts_bulk(conflicts=conflicts, actor=request.user,
+                                       action=_bulk_action(form, actor=request.user, reviewers=reviewers))
+        verb = BULK_PAST[form.cleaned_data["action"]]
+        notice = f"{verb} {done} conflict(s)." + (" Not done: " + " ".join(refused) if refused else "")
         error = bool(refused)
     if not request.htmx:
         (messages.error if error else messages.success)(request, notice)
         return redirect(reverse("conflict_queue") + query_string(_url_params(filters)))
     kept = {"selected_ids": _posted_ids(request), "bulk_reason": request.POST.get("reason", "")} if status != 200 else {}
-    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice,
+    context = queue_context(request, filters=filters, position=request.POST, notice=notice,
                             notice_error=error, **kept)
     return render_page(request, "conflicts/queue.html", context, partial="queue", status=status)
+
+
+BULK_PAST = {"dismiss": "Dismissed", "assign": "Assigned", "snooze": "Snoozed", "delete_older": "Resolved"}
+
+
+def _position(data) -> dict:
+    """Where the page starts: after / before a row's sort key (cursor), or the last page."""
+    return {
+        "after": (data.get("after") or "")[:500],
+        "before": (data.get("before") or "")[:500],
+        "last": data.get("last") == "1",
+    }
 
 
 def _posted_ids(request) -> frozenset:

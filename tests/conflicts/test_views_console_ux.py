@@ -56,12 +56,12 @@ def test_a_refused_bulk_dismiss_keeps_the_selection_and_the_typed_reason(client,
     c = make_article(kb, "c", "Dogs travel free.", index=False)
     first, second, third = make_conflict(kb, a, b), make_conflict(kb, a, c), make_conflict(kb, b, c)
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [first.pk, third.pk], "reason": " "}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"ids": [first.pk, third.pk], "reason": " "}, **HTMX)
     html = response.content.decode()
     assert response.status_code == 400 and "reason is required" in html
     checked = set(re.findall(r'name="ids" value="(\d+)"[^>]*checked', html))
     assert checked == {str(first.pk), str(third.pk)}
-    response = client.post(reverse("conflict_bulk_dismiss"), {"reason": "seasonal"}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"reason": "seasonal"}, **HTMX)
     assert response.status_code == 400 and 'value="seasonal"' in response.content.decode()
     assert not Conflict.objects.exclude(status="open").exists()
     assert second.pk  # untouched, never selected
@@ -100,7 +100,7 @@ def test_error_pages_are_styled_inside_the_layout(client, kb, other_kb, reviewer
     assert 'class="topbar"' in missing.content.decode() and "css/console.css" in missing.content.decode()
     make_user("vic", kb, "viewer")
     client.force_login(make_user("vera", kb, "viewer"))
-    refused = client.post(reverse("conflict_bulk_dismiss"), {"ids": [], "reason": "x"})
+    refused = client.post(reverse("conflict_bulk"), {"ids": [], "reason": "x"})
     assert refused.status_code == 403
     assert 'class="topbar"' in refused.content.decode() and "needs the reviewer role" in refused.content.decode()
     from django.views.defaults import server_error

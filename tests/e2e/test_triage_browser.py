@@ -162,3 +162,36 @@ def test_phone_width_has_no_horizontal_scroll(browser, live_server, three_open):
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{path} scrolls sideways: {width}px wide"
         page.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
+
+
+def test_assign_comment_and_snooze_a_conflict(browser, live_server, three_open):  # noqa: F811
+    from playwright.sync_api import expect
+
+    kb, conflicts = three_open
+    make_user("rita", kb, "reviewer")
+    make_user("otto", kb, "ops")
+    conflict = conflicts[0]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, live_server.url, "rita", next_path=f"/conflicts/{conflict.pk}/")
+    page.select_option(".assign-form select[name=assignee]", label="otto")
+    page.click(".assign-form button[type=submit]")
+    expect(page.locator(".triage .assignee")).to_have_text("otto")
+    page.fill(".comment-form textarea", "Otto owns the fares page; checking with him.")
+    page.click(".comment-form button[type=submit]")
+    expect(page.locator(".timeline .activity-commented")).to_contain_text("Otto owns the fares page")
+    page.fill(".snooze-form input[name=more_sightings]", "3")
+    page.click(".snooze-form button[type=submit]")
+    expect(page.locator(".triage .badge.snoozed")).to_contain_text("until seen")
+    expect(page.locator(".timeline")).to_contain_text("Snoozed until seen 3 more times")
+    page.screenshot(path=str(ARTIFACTS / "triage-assign-comment-snooze.png"), full_page=True)
+
+    # Gone from Open, listed under "snoozed only"; "assigned to me" is empty for rita.
+    page.goto(live_server.url + "/conflicts/")
+    expect(page.locator(f'tr[data-conflict="{conflict.pk}"]')).to_have_count(0)
+    page.check("input[name=snoozed]")
+    page.click(".filters button[type=submit]")
+    expect(page.locator(f'tr[data-conflict="{conflict.pk}"] .badge.snoozed')).to_be_visible()
+    expect(page.locator(f'tr[data-conflict="{conflict.pk}"] .assignee')).to_contain_text("otto")
+    page.screenshot(path=str(ARTIFACTS / "triage-snoozed-queue.png"), full_page=True)
+    kinds = list(conflict.activity.order_by("pk").values_list("kind", flat=True))
+    assert kinds == ["opened", "assigned", "commented", "snoozed"]

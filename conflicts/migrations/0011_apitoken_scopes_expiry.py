@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('articles', '0006_auditevent'),
-        ('conflicts', '0008_answer_settings'),
+        ('conflicts', '0010_conflict_search_vector'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
