@@ -38,7 +38,8 @@ HOSTILE = [
                      "A single adult ticket costs €1."),
     ArticleText(ref="h-script", title="<script>alert('title')</script>",
                 body="<script>alert('body')</script><img src=x onerror=alert(1)> Opening hours 9:00 to 17:00."),
-    ArticleText(ref="h-long-line", title="Long " + "x" * 400, body="word" * 20_000 + " costs €5."),
+    # 8 kB on one line: the claims detector grows faster than linearly with line length (80 kB took minutes).
+    ArticleText(ref="h-long-line", title="Long " + "x" * 400, body="word" * 2_000 + " costs €5."),
     ArticleText(ref="h-rtl", title="Fares \u202e81€ stsoc\u202c", body="A ticket \u202ecosts €81\u202c to \u2067Inishmara\u2069."),
     ArticleText(ref="h-zero-width", title="Fa\u200bres", body="A single adult ticket to Inishmara co\u200bsts €2\u200d2."),
 ]
