@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.igd.arithmetic import Mode
-from agents.igd.evaluation import DATASETS, EVAL_PARAMS, METHODS, Scores, format_table, load_items, predict, summary_figures
+from agents.igd.evaluation import DATASETS, EVAL_PARAMS, EVIDENCE_CHARS, METHODS, Scores, format_table, load_items, predict, summary_figures
 from agents.llm import PLACEHOLDER_API_KEY, LLMConfig
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "datasets"
@@ -42,6 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None, help="first N questions of each dataset")
         parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
         parser.add_argument("--max-new-tokens", type=int, default=EVAL_PARAMS.max_new_tokens)
+        parser.add_argument("--context-chars", type=int, default=EVIDENCE_CHARS, help="each context cut to this length")
 
     def handle(self, *args, **options) -> None:
         methods = [m.strip() for m in options["methods"].split(",") if m.strip()]
@@ -62,7 +63,8 @@ class Command(BaseCommand):
         rows, pooled = [], {"igd": [0, 0.0], "direct": [0, 0.0]}
         for dataset in datasets:
             try:
-                items = load_items(dataset=dataset, data_dir=data_dir, limit=options["limit"])
+                items = load_items(dataset=dataset, data_dir=data_dir, limit=options["limit"],
+                                   context_chars=options["context_chars"])
             except FileNotFoundError as error:
                 raise CommandError(f"{dataset}: {error} (set --data-dir)") from None
             closed_book = {}
