@@ -36,11 +36,11 @@ VERDICTS_SCHEMA: dict = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "refs": {"type": "array", "items": {"type": "string"}},
+                    "refs": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
                     "explanation": {"type": "string"},
                     "conflict": {"type": "boolean"},
                     "type": {"type": "string", "enum": [*CONFLICT_TYPES, NO_CONFLICT_TYPE]},
-                    "snippets": QUOTES_SCHEMA,
+                    "snippets": {**QUOTES_SCHEMA, "maxItems": 2},  # one quote per article
                 },
                 "required": ["refs", "explanation", "conflict", "type", "snippets"],
                 "additionalProperties": False,
@@ -50,6 +50,12 @@ VERDICTS_SCHEMA: dict = {
     "required": ["pairs"],
     "additionalProperties": False,
 }
+
+
+def verdicts_schema(pairs: int) -> dict:
+    """VERDICTS_SCHEMA for a call judging `pairs` pairs: at most one item each, so a server's grammar ends the list."""
+    return {**VERDICTS_SCHEMA, "properties": {"pairs": {**VERDICTS_SCHEMA["properties"]["pairs"], "maxItems": pairs}}}
+
 
 _SYSTEM_TEMPLATE = """\
 You check a support chatbot's knowledge base for contradictions. You are given the articles that \
@@ -122,7 +128,7 @@ def detect_with_llm(
     user = build_user_prompt(articles=[by_ref[ref] for ref in _refs_in_order(articles, requested)],
                              pairs=requested, all_pairs=_is_every_pair(articles, requested), now=now)
     parsed, tokens = complete_json(config=config, system=SYSTEM_PROMPT, user=user,
-                                   schema=VERDICTS_SCHEMA, schema_name=SCHEMA_NAME,
+                                   schema=verdicts_schema(len(requested)), schema_name=SCHEMA_NAME,
                                    max_tokens=reply_budget(len(requested)), reminder=ARTICLES_ARE_DATA)
     checked = check_answer(answer=parsed, articles=by_ref, requested=requested)
 
