@@ -8,10 +8,10 @@ article are dropped and counted.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 
 from agents.llm import LLMConfig, complete_json_reply
+from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
 from agents.types import ArticleText, ConflictFinding, DetectionResult, pair_key
 
@@ -171,7 +171,7 @@ def build_user_prompt(
         parts.append(f"Today is {now.isoformat()}.")
     parts.append("Articles:")
     for article in articles:
-        attributes = f'ref="{_attribute(article.ref)}" source="{_attribute(article.source)}"'
+        attributes = f'ref="{quote_attribute(article.ref)}" source="{quote_attribute(article.source)}"'
         if article.updated_at is not None:
             attributes += f' updated="{article.updated_at.isoformat()}"'
         body = article.body
@@ -226,10 +226,6 @@ def _is_every_pair(articles: list[ArticleText], pairs: list[tuple[str, str]]) ->
     return len(pairs) == count * (count - 1) // 2
 
 
-def _attribute(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-
-
 def _neutralise(text: str) -> str:
     # An article must not be able to close its own delimiter and speak outside it.
-    return re.sub(r"</?\s*article", lambda match: match.group(0).replace("<", "&lt;"), text, flags=re.IGNORECASE)
+    return neutralise_tag(text, "article")
