@@ -1,8 +1,12 @@
-"""Refuse oversize API bodies up front with a JSON 413 (instead of Django's generic 400)."""
+"""Edge checks: oversize API bodies get a JSON 413 (instead of Django's generic 400); console query
+strings the database cannot hold get a 400."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponseBadRequest, JsonResponse
+from django.utils.cache import patch_cache_control
+
+from kbreview.input_limits import text_problem
 
 
 class ApiBodyLimitMiddleware:
@@ -21,3 +25,42 @@ class ApiBodyLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+class RefuseUnstorableQueryMiddleware:
+    """Console query strings and form fields holding NUL or other control characters get a 400 naming
+    the parameter, instead of reaching a database query that cannot carry them (a 500). The API checks
+    its own input and answers 422."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.path.startswith("/api/"):
+            sources = [("Query parameter", request.GET)]
+            if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+                sources.append(("Form field", request.POST))
+            for label, data in sources:
+                for name, values in data.lists():
+                    for value in (name, *values):
+                        # Tabs and line breaks are text; NUL and other controls are not.
+                        reason = text_problem(value, multiline=True, required=False)
+                        if reason:
+                            return HttpResponseBadRequest(
+                                f"{label} {name[:50]!r} {reason}.", content_type="text/plain; charset=utf-8"
+                            )
+        return self.get_response(request)
+
+
+class NoStoreWhenSignedInMiddleware:
+    """Pages shown to a signed-in user hold a knowledge base's data: no shared or back-button caches."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not response.has_header("Cache-Control"):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

@@ -9,5 +9,5 @@ $PY manage.py migrate --noinput
 $PY manage.py load_demo
 $PY manage.py demo_users
 $PY manage.py replay_demo --if-new   # the demo questions through the answer path, so the queue has real conflicts
-echo "Console: http://127.0.0.1:8000  (demo users above; Django admin at /admin/)"
+echo "Console: http://127.0.0.1:8000  (demo users above; the Django admin at /admin/ is for a superuser: manage.py createsuperuser)"
 exec $PY manage.py runserver 127.0.0.1:8000

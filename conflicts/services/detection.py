@@ -6,6 +6,7 @@ nothing propagates to whoever is sending the reply.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as dt
 import logging
 import math
@@ -16,9 +17,11 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from agents.claims import ClaimVectors
 from agents.detection import STATUS_CAPPED, run_detection
 from agents.llm import LLMError, llm_config_for
 from agents.types import ArticleText, ConflictFinding, pair_key
+from articles.embeddings import embed_texts
 from articles.models import ArticleStatus
 from conflicts.models import (
     ActivityKind,
@@ -52,6 +55,22 @@ IMPACT_HALF_LIFE_S = 7 * 24 * 3600
 def impact_point(moment: dt.datetime) -> float:
     """log-weight of one occurrence; later occurrences weigh exponentially more (7-day half-life)."""
     return (moment - IMPACT_EPOCH).total_seconds() / IMPACT_HALF_LIFE_S * math.log(2)
+
+
+@functools.cache
+def claim_vectors() -> ClaimVectors:
+    """Claim vectors for this process, computed once per article text with the index's sentence model."""
+    return ClaimVectors(embed_texts)
+
+
+def claim_detector_warm_up() -> None:
+    """Load the sentence model and the value parsers before the first check: a worker calls this at
+    start so that no turn's check (bounded by DETECTION_TIMEOUT_S) pays for loading them."""
+    from agents.claims import detect_claim_conflicts
+
+    sample = [ArticleText(ref="warm-1", title="Warm-up", body="Open 9 am to 5 pm; a day pass costs €10 (2 hours)."),
+              ArticleText(ref="warm-2", title="Warm-up", body="Call +44 20 7946 0018 by 1 March 2026.")]
+    detect_claim_conflicts(articles=sample, vectors=claim_vectors())
 
 
 def detection_dispatch(*, turn_id: int) -> None:
@@ -132,7 +151,8 @@ def _cached_verdicts(*, usages: dict[str, ArticleUsage]) -> dict[tuple[str, str]
     for verdict in PairVerdict.objects.filter(version_low_id__in=ids, version_high_id__in=ids):
         key = pair_key(ref_by_version[verdict.version_low_id], ref_by_version[verdict.version_high_id])
         cached[key] = (
-            ConflictFinding(refs=key, type=verdict.type, explanation=verdict.explanation, snippets=verdict.snippets)
+            ConflictFinding(refs=key, type=verdict.type, explanation=verdict.explanation, snippets=verdict.snippets,
+                            detector=verdict.detector or "llm")
             if verdict.is_conflict
             else None
         )
@@ -153,8 +173,8 @@ def _verdicts_store(*, judgements, usages: dict[str, ArticleUsage], model: str) 
                 type=finding.type if finding else "",
                 explanation=finding.explanation if finding else "",
                 snippets=finding.snippets if finding else {},
-                detector="llm",
-                model=model,
+                detector=judgement.detector,
+                model=model if judgement.detector == "llm" else "",
             )
         )
     PairVerdict.objects.bulk_create(rows, ignore_conflicts=True)
@@ -271,6 +291,7 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
         now=timezone.localdate(),
         llm_config=llm_config,
         cached=cached,
+        claim_vectors=claim_vectors(),
     )
     try:
         outcome = future.result(timeout=settings.DETECTION_TIMEOUT_S)
@@ -291,7 +312,7 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
     with transaction.atomic():
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
         for finding in outcome.findings:
-            conflict_record(turn=turn, finding=finding, usages=usages, detector=detector)
+            conflict_record(turn=turn, finding=finding, usages=usages, detector=finding.detector)
         n = outcome.articles_considered
         return _finish(
             run,
