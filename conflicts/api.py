@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from ninja import Field, NinjaAPI, Query, Schema
 from ninja.security import HttpBearer
@@ -14,6 +15,7 @@ from ninja.security import HttpBearer
 from conflicts import selectors, services
 from conflicts.models import ConflictStatus, DetectionOutcome, Turn
 from conflicts.services.turns import RetrievedRef
+from kbreview.middleware import database_unavailable_response
 
 
 class TokenAuth(HttpBearer):
@@ -130,6 +132,11 @@ def _turn(request, external_id: str) -> Turn:
         return selectors.turn_get(knowledge_base=request.knowledge_base, external_id=external_id)
     except Turn.DoesNotExist:
         raise Http404(f"No turn with external_id {external_id!r}") from None
+
+
+# Ninja would answer these itself (a traceback under DEBUG); the project's 503 answer applies here too.
+api.add_exception_handler(OperationalError, database_unavailable_response)
+api.add_exception_handler(InterfaceError, database_unavailable_response)
 
 
 @api.exception_handler(services.UnknownArticleRefs)

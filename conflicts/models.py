@@ -82,11 +82,18 @@ class DetectionRun(models.Model):
     dropped_invented_refs = models.PositiveIntegerField(default=0)
     dropped_bad_snippets = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Set by the worker that took the check (a conditional update, so only one can); a claim older than
+    # CELERY_TASK_TIME_LIMIT belongs to a worker that died, and the sweeper hands the check out again.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["outcome", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(outcome__in=DetectionOutcome.values), name="detection_outcome_valid"),
+        ]
 
 
 class ConflictStatus(models.TextChoices):
@@ -344,3 +351,38 @@ class ResolutionSuggestion(models.Model):
     provisional = models.BooleanField(default=False)
     feedback = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class SuggestionJob(models.Model):
+    """A suggestion to compute for a conflict on given article versions: the work row a worker claims.
+
+    At most one is pending per (conflict, versions), and one that finished is not computed again for the
+    same versions unless a reviewer asks (the partial unique constraint and conflicts.jobs)."""
+
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="suggestion_jobs")
+    version_low = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conflict", "version_low", "version_high"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="suggestion_job_one_pending_per_versions",
+            ),
+            models.CheckConstraint(condition=models.Q(status__in=JobStatus.values), name="suggestion_job_status_valid"),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]

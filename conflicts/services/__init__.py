@@ -1,6 +1,6 @@
 """Every write of the conflicts app, one module per concern; import from here."""
 from conflicts.services.answering import AnswerResponse, answer_question
-from conflicts.services.detection import detection_dispatch, turn_detect
+from conflicts.services.detection import turn_detect
 from conflicts.services.review import (
     ConflictStateError,
     ArticleFix,
@@ -27,7 +27,6 @@ __all__ = [
     "conflict_reopen",
     "conflict_resolve",
     "conflict_transition",
-    "detection_dispatch",
     "turn_detect",
     "turn_reply_record",
     "turn_report",

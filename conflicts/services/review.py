@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from articles.models import Article, VersionReason
 from articles.services import article_delete, article_edit, article_reindex
+from conflicts import jobs
 from conflicts.models import ActivityKind, Conflict, ConflictActivity, ConflictStatus, ReviewWinner
+from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
     ConflictStatus.PROCESSED: ActivityKind.RESOLVED,
@@ -127,6 +129,7 @@ def conflict_resolve(
             reviewed_version_high_id=versions[locked.article_high_id],
             recurred_after_review=False,
         )
+        suggestion_record_use(conflict=resolved)
     for fix in fixes:
         article_reindex(article_id=fix.article_id)
     return resolved
@@ -158,8 +161,6 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
 
 
 def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Conflict:
-    from conflicts.services.suggestions import suggestion_enqueue
-
     reopened = conflict_transition(
         conflict=conflict,
         to_status=ConflictStatus.OPEN,
@@ -168,7 +169,7 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         note=note,
         recurred_after_review=False,
     )
-    suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
+    jobs.suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
 
 

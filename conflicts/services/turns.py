@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.citations import cited_refs
 from articles.models import Article, ArticleStatus, KnowledgeBase
+from conflicts import jobs
 from conflicts.models import (
     ArticleUsage,
     Conflict,
@@ -87,9 +88,7 @@ def turn_report(
                 )
             else:
                 DetectionRun.objects.create(turn=turn)
-                from conflicts.services.detection import detection_dispatch
-
-                transaction.on_commit(lambda: detection_dispatch(turn_id=turn.pk))
+                jobs.detection_enqueue(turn_id=turn.pk)
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
     except IntegrityError:

@@ -161,7 +161,7 @@ def conflict_preview(request, pk: int):
 @require_POST
 def conflict_suggestion_recompute(request, pk: int):
     conflict = _conflict_or_404(request, pk)
-    suggestion_enqueue(conflict_id=conflict.pk)
+    suggestion_enqueue(conflict_id=conflict.pk, force=True)
     return _done(request, conflict, "The suggestion is being recomputed.")
 
 
