@@ -38,7 +38,10 @@ def database_env() -> dict:
 
 
 def base_env(**extra) -> dict:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "kbreview.settings", "LOG_LEVEL": "INFO", **database_env()}
+    # Full priority unless a test says otherwise: on a busy machine a niced worker may wait minutes for
+    # a core, and the test for the lower priority sets its own WORKER_NICENESS.
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "kbreview.settings", "LOG_LEVEL": "INFO",
+           "WORKER_NICENESS": "0", **database_env()}
     env.pop("REDIS_URL", None)
     env.update({k: str(v) for k, v in extra.items()})
     return env
