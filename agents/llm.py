@@ -2,36 +2,68 @@
 
 Every failure becomes one `LLMError` with a short `reason`, so callers (the turn pipeline, MACR,
 the CLIs) can fail open and record "error: <reason>" without knowing the client's exception tree.
+
+Every call is bounded: `max_tokens` (each call's own budget, sized from what it asks for, unless the
+purpose's setting overrides it), a stop sequence where the output format allows one, and a reply
+cut by the limit (`finish_reason == "length"`) is an `output_cut` error rather than "invalid JSON".
+
+JSON replies are enforced by the server, not only asked for: `json_schema` (OpenAI and servers that
+take it), `json_object` with the schema inside `response_format` (llama.cpp's server, vLLM-style
+servers), or `auto`, which tries `json_schema` once per endpoint and model and falls back to
+`json_object` + schema when the server rejects it, remembering the outcome. The schema and the
+caller's "text inside ... is data" note also go at the end of the user message: some chat formats
+drop system messages (llama-cpp-python's `gemma` format does).
 """
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
 
-JsonMode = Literal["json_schema", "json_object"]
+logger = logging.getLogger(__name__)
+
+JsonMode = Literal["auto", "json_schema", "json_object"]
 Purpose = Literal["answer", "detection", "suggestions"]
 
-JSON_MODES: tuple[str, ...] = ("json_schema", "json_object")
+JSON_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object")
+DEFAULT_JSON_MODE: JsonMode = "auto"
 PURPOSES: tuple[str, ...] = ("answer", "detection", "suggestions")
 DEFAULT_TIMEOUT_S = 30.0
+# A call that names no budget of its own; callers size theirs from their schema.
+DEFAULT_MAX_TOKENS = 1024
+# A JSON reply never needs a run of blank lines; a grammar-constrained small model that starts
+# emitting whitespace forever is stopped here instead of at max_tokens.
+JSON_STOP: tuple[str, ...] = ("\n\n\n\n",)
+# Free-text samples are one short answer: a blank line ends them.
+SAMPLE_STOP: tuple[str, ...] = ("\n\n",)
+# How a server says "I do not take this response_format": OpenAI-style 400, FastAPI-validation 422,
+# llama.cpp's 500. Anything else (auth, rate limits, timeouts) is not about the format.
+_FORMAT_REJECTED_STATUSES = frozenset({400, 422, 500})
 # openai.OpenAI refuses to start without a key; local servers (llama.cpp, vLLM) ignore it.
 PLACEHOLDER_API_KEY = "not-needed"
 
 
 class LLMError(Exception):
-    """Any failure of an LLM call. `reason` is one of REASONS; `detail` is for logs only."""
+    """Any failure of an LLM call. `reason` is one of REASONS; `detail` says what exactly.
 
-    REASONS = ("timeout", "http_error", "invalid_json", "schema_mismatch", "not_configured")
+    `calls` is how many completions the failed operation had already sent (a failed call was spent);
+    `status` is the HTTP status when the server answered with an error.
+    """
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    REASONS = ("timeout", "http_error", "invalid_json", "schema_mismatch", "output_cut", "not_configured")
+
+    def __init__(self, reason: str, detail: str = "", *, calls: int = 1, status: int | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.calls = calls
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -40,7 +72,9 @@ class LLMConfig:
     api_key: str
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
-    json_mode: JsonMode = "json_schema"
+    json_mode: JsonMode = DEFAULT_JSON_MODE
+    # Overrides every call's own token budget for this purpose when set (the <PURPOSE>_LLM_MAX_TOKENS setting).
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,10 +83,37 @@ class SampledText:
     logprob_sum: float | None  # None when the endpoint returned no token logprobs
 
 
-def llm_config_for(purpose: Purpose) -> LLMConfig | None:
+@dataclass(frozen=True)
+class JsonReply:
+    parsed: dict
+    tokens: int  # total tokens the endpoint reported
+    calls: int  # completions sent: 2 when `auto` had to fall back on this call
+    json_mode: str  # the mode that produced the reply
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token: its log-probability and the most likely tokens at its position (best first)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class TopLogprobGeneration:
+    text: str
+    tokens: tuple[TokenLogprob, ...] | None  # None when the endpoint returned no distribution
+    finish_reason: str
+    usage_tokens: int
+
+
+def llm_config_for(purpose: Purpose, **overrides: Any) -> LLMConfig | None:
     """The endpoint for one purpose: each key of settings.LLM_PURPOSES[purpose] falls back to settings.LLM.
 
-    None means the LLM is not configured (no base URL), and callers use their deterministic paths.
+    `overrides` (a command's --base-url, --model, ...; None or "" = not given) win over both, so every
+    command reads the same settings and changes only what it is told to. None means the LLM is not
+    configured (no base URL), and callers use their deterministic paths.
     """
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
@@ -63,22 +124,37 @@ def llm_config_for(purpose: Purpose) -> LLMConfig | None:
     specific: dict[str, Any] = dict((getattr(settings, "LLM_PURPOSES", None) or {}).get(purpose) or {})
 
     def pick(key: str) -> Any:
-        value = specific.get(key)
-        return value if value not in (None, "") else shared.get(key)
+        for layer in (overrides, specific):
+            value = layer.get(key)
+            if value not in (None, ""):
+                return value
+        return shared.get(key)
 
+    unknown = set(overrides) - set(LLMConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown LLM setting(s) {sorted(unknown)}")
     base_url = pick("base_url")
     if not base_url:
         return None
-    json_mode = pick("json_mode") or "json_schema"
+    json_mode = pick("json_mode") or DEFAULT_JSON_MODE
     if json_mode not in JSON_MODES:
         raise ImproperlyConfigured(f"LLM json_mode for {purpose} is {json_mode!r}; expected one of {JSON_MODES}")
+    max_tokens = pick("max_tokens")
+    if max_tokens is not None and int(max_tokens) < 1:
+        raise ImproperlyConfigured(f"LLM max_tokens for {purpose} is {max_tokens!r}; expected a positive integer")
     return LLMConfig(
         base_url=str(base_url),
         api_key=str(pick("api_key") or PLACEHOLDER_API_KEY),
         model=str(pick("model") or ""),
         timeout_s=float(pick("timeout_s") or DEFAULT_TIMEOUT_S),
         json_mode=json_mode,
+        max_tokens=int(max_tokens) if max_tokens is not None else None,
     )
+
+
+def token_budget(config: LLMConfig, own: int | None) -> int:
+    """The max_tokens a call sends: the purpose's setting when set, else the call's own budget."""
+    return int(config.max_tokens or own or DEFAULT_MAX_TOKENS)
 
 
 @functools.lru_cache(maxsize=32)
@@ -88,22 +164,72 @@ def _client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
     return openai.OpenAI(base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0)
 
 
-def _create(*, config: LLMConfig, **params: Any) -> Any:
-    client = _client(config.base_url, config.api_key, float(config.timeout_s))
+def _call(create: Any, *, config: LLMConfig, **params: Any) -> Any:
     try:
-        return client.chat.completions.create(model=config.model, **params)
+        return create(model=config.model, **params)
     except openai.APITimeoutError as error:
         raise LLMError("timeout", f"no answer within {config.timeout_s}s") from error
     except openai.APIStatusError as error:
-        raise LLMError("http_error", f"HTTP {error.status_code}") from error
+        raise LLMError("http_error", f"HTTP {error.status_code}: {_error_message(error)}",
+                       status=error.status_code) from error
     except openai.APIConnectionError as error:
-        raise LLMError("http_error", f"connection failed: {error}") from error
+        raise LLMError("http_error", f"connection failed: {error.__cause__ or error}") from error
     except openai.OpenAIError as error:  # e.g. a response body the client cannot read
         raise LLMError("http_error", f"{type(error).__name__}: {error}") from error
 
 
+def _create(*, config: LLMConfig, **params: Any) -> Any:
+    client = _client(config.base_url, config.api_key, float(config.timeout_s))
+    return _call(client.chat.completions.create, config=config, **params)
+
+
+def _error_message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else body.get("message")
+        if message:
+            return str(message)[:300]
+    return str(error.message)[:300]
+
+
+# --- JSON mode: what each endpoint accepts, learnt once -------------------------------------------
+
+_learnt_json_modes: dict[tuple[str, str], str] = {}
+_learnt_lock = threading.Lock()
+
+
+def learnt_json_mode(config: LLMConfig) -> str | None:
+    """What `auto` settled on for this endpoint and model in this process (None: not tried yet)."""
+    with _learnt_lock:
+        return _learnt_json_modes.get((config.base_url, config.model))
+
+
+def _learn_json_mode(config: LLMConfig, mode: str, *, why: str = "") -> None:
+    with _learnt_lock:
+        known = _learnt_json_modes.get((config.base_url, config.model))
+        _learnt_json_modes[(config.base_url, config.model)] = mode
+    if known != mode and why:
+        logger.warning("LLM %s model %r: %s; using json_object with the schema from now on",
+                       config.base_url, config.model, why)
+
+
+def forget_json_modes() -> None:
+    """Forget what `auto` learnt (tests; or after switching a server's software)."""
+    with _learnt_lock:
+        _learnt_json_modes.clear()
+
+
+def response_format(mode: str, *, schema: dict, schema_name: str) -> dict:
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+    # llama.cpp's and vLLM-style servers turn this "schema" into a grammar; without it they only
+    # guarantee *some* JSON object.
+    return {"type": "json_object", "schema": schema}
+
+
 def schema_instruction(schema: dict) -> str:
-    """How json_object mode states the schema: endpoints like llama.cpp's take no json_schema format."""
+    """The schema in words, at the end of the user message: what a model reads whatever the chat format keeps."""
     return (
         "Reply with exactly one JSON object and nothing else (no prose, no code fences). "
         "It must validate against this JSON Schema, with the properties in this order:\n"
@@ -111,7 +237,22 @@ def schema_instruction(schema: dict) -> str:
     )
 
 
-def complete_json(
+def json_user_message(*, user: str, schema: dict, reminder: str = "", with_schema: bool = True) -> str:
+    """The user message of a JSON call: the caller's text, its reminder (e.g. "text inside ... is data")
+    and, unless the server enforces it from json_schema, the schema in words."""
+    return "\n\n".join(part for part in (user, reminder, schema_instruction(schema) if with_schema else "") if part)
+
+
+def complete_json(**call: Any) -> tuple[dict, int]:
+    """One chat completion whose reply is a JSON object valid against `schema`; returns (parsed, total tokens).
+
+    Takes complete_json_reply's keyword arguments.
+    """
+    reply = complete_json_reply(**call)
+    return reply.parsed, reply.tokens
+
+
+def complete_json_reply(
     *,
     config: LLMConfig,
     system: str,
@@ -119,33 +260,81 @@ def complete_json(
     schema: dict,
     schema_name: str,
     temperature: float | None = 0.0,
-) -> tuple[dict, int]:
-    """One chat completion whose reply is a JSON object valid against `schema`; returns (parsed, total tokens)."""
-    if config.json_mode == "json_schema":
-        response_format: dict = {
-            "type": "json_schema",
-            "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+    max_tokens: int | None = None,
+    reminder: str = "",
+) -> JsonReply:
+    """One chat completion whose reply is a JSON object valid against `schema`, with the number of
+    completions it took and the JSON mode that answered.
+
+    `max_tokens` is this call's own budget (the purpose's setting overrides it); `reminder` is the
+    instruction that must reach the model even when its chat format drops the system message.
+    """
+    limit = token_budget(config, max_tokens)
+
+    def send(mode: str) -> Any:
+        params: dict[str, Any] = {
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": json_user_message(user=user, schema=schema, reminder=reminder,
+                                                              with_schema=mode != "json_schema")},
+            ],
+            "response_format": response_format(mode, schema=schema, schema_name=schema_name),
+            "max_tokens": limit,
+            "stop": list(JSON_STOP),
         }
-        system_text = system
+        if temperature is not None:
+            params["temperature"] = temperature
+        return _create(config=config, **params)
+
+    mode = config.json_mode
+    probing = False
+    if mode == "auto":
+        learnt = learnt_json_mode(config)
+        mode, probing = learnt or "json_schema", learnt is None
+    calls = 1
+    try:
+        response = send(mode)
+    except LLMError as error:
+        if not (probing and error.status in _FORMAT_REJECTED_STATUSES):
+            raise
+        # The server refused json_schema: ask once more with json_object + schema; remember it if that works.
+        mode, calls = "json_object", 2
+        try:
+            response = send(mode)
+        except LLMError as second:
+            second.calls = calls
+            raise
+        _learn_json_mode(config, mode, why=f"the server refused response_format json_schema ({error.detail})")
     else:
-        response_format = {"type": "json_object"}
-        system_text = f"{system}\n\n{schema_instruction(schema)}"
-    params: dict[str, Any] = {
-        "messages": [{"role": "system", "content": system_text}, {"role": "user", "content": user}],
-        "response_format": response_format,
-    }
-    if temperature is not None:
-        params["temperature"] = temperature
-    response = _create(config=config, **params)
-    usage_tokens = _usage_tokens(response)
+        if probing:
+            _learn_json_mode(config, mode)
+    try:
+        parsed = _parsed_reply(response, schema=schema, limit=limit)
+    except LLMError as error:
+        error.calls = calls
+        raise
+    return JsonReply(parsed=parsed, tokens=_usage_tokens(response), calls=calls, json_mode=mode)
+
+
+def _parsed_reply(response: Any, *, schema: dict, limit: int) -> dict:
     if not getattr(response, "choices", None):
         raise LLMError("invalid_json", "no choices in the response")
-    content = response.choices[0].message.content
-    parsed = parse_json_object(content)
+    choice = response.choices[0]
+    if choice.finish_reason == "length":
+        raise LLMError("output_cut", f"output cut at {limit} tokens (max_tokens) before the JSON was complete")
+    parsed = parse_json_object(choice.message.content)
     problem = schema_problem(parsed, schema)
     if problem:
         raise LLMError("schema_mismatch", problem)
-    return parsed, usage_tokens
+    return parsed
+
+
+# --- free text, sampled ---------------------------------------------------------------------------
+
+# Sequence log-probabilities need only the chosen token's; servers such as llama.cpp's return
+# nothing unless top_logprobs is set, so one alternative is asked for.
+SEQUENCE_TOP_LOGPROBS = 1
+_warned_no_logprobs: set[tuple[str, str]] = set()
 
 
 def sample_texts(
@@ -157,11 +346,14 @@ def sample_texts(
     temperature: float,
     top_p: float,
     logprobs: bool,
+    max_tokens: int | None = None,
 ) -> tuple[list[SampledText], int]:
     """n sampled replies (with the sum of their token logprobs when the endpoint gives them); returns (samples, tokens).
 
     Endpoints that ignore `n` (llama.cpp returns one choice) are asked again until n samples are in,
-    at most n calls.
+    at most n calls. A failure raises LLMError whose `calls` counts the samples already received
+    plus the failed request. Asked-for log-probabilities that do not come back leave logprob_sum
+    None (logged once per endpoint), for the caller to count.
     """
     if n < 1:
         raise ValueError("n must be at least 1")
@@ -173,21 +365,39 @@ def sample_texts(
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": temperature,
             "top_p": top_p,
+            "max_tokens": token_budget(config, max_tokens),
+            "stop": list(SAMPLE_STOP),
         }
         if missing > 1:
             params["n"] = missing
         if logprobs:
             params["logprobs"] = True
-        response = _create(config=config, **params)
+            params["top_logprobs"] = SEQUENCE_TOP_LOGPROBS
+        try:
+            response = _create(config=config, **params)
+        except LLMError as error:
+            error.calls = len(samples) + 1
+            raise
         tokens += _usage_tokens(response)
         for choice in (getattr(response, "choices", None) or [])[:missing]:
             text = choice.message.content or ""
-            samples.append(SampledText(text=text, logprob_sum=_logprob_sum(choice) if logprobs else None))
+            logprob_sum = _logprob_sum(choice) if logprobs else None
+            if logprobs and logprob_sum is None:
+                _warn_no_logprobs(config)
+            samples.append(SampledText(text=text, logprob_sum=logprob_sum))
         if len(samples) >= n:
             break
     if not samples:
-        raise LLMError("invalid_json", "no choices in the response")
+        raise LLMError("invalid_json", "no choices in the response", calls=n)
     return samples, tokens
+
+
+def _warn_no_logprobs(config: LLMConfig) -> None:
+    key = (config.base_url, config.model)
+    if key not in _warned_no_logprobs:
+        _warned_no_logprobs.add(key)
+        logger.warning("LLM %s model %r returned no log-probabilities although asked (top_logprobs=%d); "
+                       "callers fall back to equal weights", config.base_url, config.model, SEQUENCE_TOP_LOGPROBS)
 
 
 def _usage_tokens(response: Any) -> int:
@@ -201,11 +411,94 @@ def _usage_tokens(response: Any) -> int:
 
 
 def _logprob_sum(choice: Any) -> float | None:
-    logprobs = getattr(choice, "logprobs", None)
-    tokens = getattr(logprobs, "content", None) if logprobs is not None else None
+    tokens = token_logprobs(getattr(choice, "logprobs", None))
     if not tokens:
         return None
     return float(sum(token.logprob for token in tokens))
+
+
+# --- top-k log-probabilities per generated token (knowledge assessment, IGD) ---------------------
+
+def token_logprobs(logprobs: Any) -> list[TokenLogprob] | None:
+    """Each generated token's log-probability and its top alternatives, from a choice's `logprobs`.
+
+    Reads both shapes servers send: the chat shape (`content: [{token, logprob, top_logprobs:
+    [{token, logprob}]}]`) and the completions shape (`tokens`, `token_logprobs`, `top_logprobs:
+    [{token: logprob}]`), which some servers return from the chat endpoint too. None when there is
+    no distribution (not asked for, or the server ignored the request).
+    """
+    if logprobs is None:
+        return None
+    data = logprobs.model_dump() if hasattr(logprobs, "model_dump") else logprobs
+    if not isinstance(data, dict):
+        return None
+    content = data.get("content")
+    if isinstance(content, list) and content:
+        result = []
+        for item in content:
+            if item.get("logprob") is None:
+                return None
+            top = tuple((alt["token"], float(alt["logprob"])) for alt in item.get("top_logprobs") or [])
+            result.append(TokenLogprob(token=item.get("token") or "", logprob=float(item["logprob"]), top=_best_first(top)))
+        return result
+    values = data.get("token_logprobs")
+    if isinstance(values, list) and values:
+        texts = data.get("tokens") or [""] * len(values)
+        tops = data.get("top_logprobs") or [None] * len(values)
+        result = []
+        for token, value, top in zip(texts, values, tops):
+            if value is None:
+                return None
+            pairs = tuple((alt, float(lp)) for alt, lp in (top or {}).items())
+            result.append(TokenLogprob(token=token, logprob=float(value), top=_best_first(pairs)))
+        return result
+    return None
+
+
+def _best_first(pairs: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted(pairs, key=lambda pair: -pair[1]))
+
+
+def generate_with_top_logprobs(
+    *,
+    config: LLMConfig,
+    top_k: int,
+    max_tokens: int,
+    system: str | None = None,
+    user: str | None = None,
+    prompt: str | None = None,
+    temperature: float = 0.0,
+    stop: list[str] | None = None,
+) -> TopLogprobGeneration:
+    """Generate text with the top-k log-probabilities of every generated token.
+
+    With `system`/`user`, the chat endpoint; with `prompt`, the completions endpoint (raw text, e.g. a
+    forced prefix to continue). `tokens` is None when the endpoint returned no distribution: the
+    caller decides (and says) how it falls back. Raises LLMError like every call here; a reply cut
+    at `max_tokens` is returned with finish_reason "length", since free text cut short is still text.
+    """
+    if top_k < 1:
+        raise ValueError("top_k must be at least 1 (servers return nothing for 0)")
+    if (prompt is None) == (user is None):
+        raise ValueError("give either prompt (completions) or user (chat)")
+    limit = token_budget(config, max_tokens)
+    client = _client(config.base_url, config.api_key, float(config.timeout_s))
+    if prompt is not None:
+        response = _call(client.completions.create, config=config, prompt=prompt, max_tokens=limit,
+                         temperature=temperature, logprobs=top_k, stop=stop)
+        choices = getattr(response, "choices", None) or []
+        text = choices[0].text if choices else ""
+    else:
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+        response = _call(client.chat.completions.create, config=config, messages=messages, max_tokens=limit,
+                         temperature=temperature, logprobs=True, top_logprobs=top_k, stop=stop)
+        choices = getattr(response, "choices", None) or []
+        text = (choices[0].message.content or "") if choices else ""
+    if not choices:
+        raise LLMError("invalid_json", "no choices in the response")
+    tokens = token_logprobs(getattr(choices[0], "logprobs", None))
+    return TopLogprobGeneration(text=text, tokens=tuple(tokens) if tokens else None,
+                                finish_reason=str(choices[0].finish_reason or ""), usage_tokens=_usage_tokens(response))
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)

@@ -14,6 +14,8 @@ class KnowledgeBase(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, help_text="What the business does; used to disambiguate subjects.")
+    # Sources may fetch from private, loopback and link-local addresses only when this is set (an intranet wiki).
+    allow_private_fetch = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -66,6 +68,10 @@ class VersionReason(models.TextChoices):
     EDIT = "edit", "Edit"
     RESOLVE = "resolve", "Resolve"
     RESTORE = "restore", "Restore"
+
+
+# Versions written in the console by staff: a source change after one of these is held for review.
+CONSOLE_REASONS = (VersionReason.EDIT, VersionReason.RESOLVE, VersionReason.RESTORE)
 
 
 class ArticleVersion(models.Model):
@@ -134,6 +140,12 @@ class ArticleAuditAction(models.TextChoices):
     NEW_VERSION = "new_version", "New version"
     DELETE = "delete", "Deleted"
     RESTORE = "restore", "Restored"
+    GONE = "gone", "Gone from source"
+    BACK = "back", "Back in source"
+    DRIFT_HELD = "drift_held", "Source change held for review"
+    DRIFT_KEPT = "drift_kept", "Kept the console text"
+    DRIFT_TAKEN = "drift_taken", "Took the source text"
+    DRIFT_MERGED = "drift_merged", "Merged the source change"
 
 
 class ArticleAudit(models.Model):
@@ -223,3 +235,189 @@ class Membership(models.Model):
 
     def allows(self, role: str) -> bool:
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+
+# --- sources: where articles live, kept in sync ---------------------------------------------------
+
+
+class SourceKind(models.TextChoices):
+    URLS = "urls", "Page URLs"
+    SITEMAP = "sitemap", "Sitemap"
+    FOLDER = "folder", "Folder on the server"
+    UPLOAD = "upload", "Uploaded files"
+
+
+WEB_SOURCE_KINDS = (SourceKind.URLS, SourceKind.SITEMAP)
+
+
+class SourceSchedule(models.TextChoices):
+    OFF = "off", "Off"
+    HOURLY = "hourly", "Hourly"
+    DAILY = "daily", "Daily"
+
+
+class GonePolicy(models.TextChoices):
+    IMMEDIATE = "immediate", "Leave retrieval immediately"
+    CONFIRM = "confirm", "Leave retrieval after confirmation"
+
+
+class Source(models.Model):
+    """One place a knowledge base's articles come from, synced on a schedule or by hand."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="sources")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=SourceKind.choices)
+    # Page URLs one per line (urls), the sitemap's URL (sitemap) or a server path (folder); empty for uploads.
+    location = models.TextField(blank=True)
+    schedule = models.CharField(max_length=10, choices=SourceSchedule.choices, default=SourceSchedule.OFF)
+    gone_policy = models.CharField(max_length=10, choices=GonePolicy.choices, default=GonePolicy.CONFIRM)
+    last_sync = models.ForeignKey("SourceSync", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["knowledge_base", "name"], name="source_name_unique_per_kb"),
+            models.CheckConstraint(condition=~models.Q(name=""), name="source_name_not_empty"),
+            models.CheckConstraint(condition=models.Q(kind__in=SourceKind.values), name="source_kind_valid"),
+            models.CheckConstraint(condition=models.Q(schedule__in=SourceSchedule.values), name="source_schedule_valid"),
+            models.CheckConstraint(condition=models.Q(gone_policy__in=GonePolicy.values), name="source_gone_policy_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SourceFile(models.Model):
+    """A file uploaded in the console, kept in the database so any worker can sync it."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=255)
+    content = models.BinaryField()
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    uploaded_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["source", "name"], name="source_file_name_unique")]
+
+
+class PageState(models.TextChoices):
+    PRESENT = "present", "In the source"
+    GONE_PENDING = "gone_pending", "Gone from source, awaiting confirmation"
+    GONE = "gone", "Gone from source"
+
+
+class SourcePage(models.Model):
+    """One document of a source (a URL or a file) and what the last sync saw of it."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="pages")
+    key = models.CharField(max_length=1000)  # the URL, or the file's path inside the folder / upload
+    article = models.ForeignKey(Article, null=True, blank=True, on_delete=models.SET_NULL, related_name="source_pages")
+    # The version the last sync wrote or confirmed; console versions after it mean staff edited since.
+    synced_version = models.ForeignKey(
+        ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    state = models.CharField(max_length=15, choices=PageState.choices, default=PageState.PRESENT)
+    etag = models.CharField(max_length=500, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    raw_hash = models.CharField(max_length=64, blank=True)  # of the bytes fetched, so a 200 with the same bytes is a no-op
+    # Content hash of the source's text as last seen (applied or held): a change is a different hash.
+    source_hash = models.CharField(max_length=64, blank=True)
+    last_error = models.TextField(blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "key"], name="source_page_key_unique"),
+            models.CheckConstraint(condition=models.Q(state__in=PageState.values), name="source_page_state_valid"),
+        ]
+
+
+class SyncTrigger(models.TextChoices):
+    SCHEDULE = "schedule", "Schedule"
+    MANUAL = "manual", "By hand"
+    UPLOAD = "upload", "Upload"
+
+
+ACTIVE_SYNC_STATUSES = (SyncStatus.QUEUED, SyncStatus.RUNNING)
+
+
+class SourceSync(models.Model):
+    """One sync of a source: progress the console polls, counts and a per-page report."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="syncs")
+    trigger = models.CharField(max_length=10, choices=SyncTrigger.choices, default=SyncTrigger.MANUAL)
+    status = models.CharField(max_length=10, choices=SyncStatus.choices, default=SyncStatus.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    # created / changed / unchanged / not_modified / held / gone / back / errors / reindexed
+    counts = models.JSONField(default=dict, blank=True)
+    # [{"key", "error"}] for pages that failed; nothing of theirs was written
+    page_errors = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)  # the sync as a whole failed (e.g. the sitemap could not be read)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(done__lte=models.F("total")), name="source_sync_done_le_total"),
+            models.CheckConstraint(condition=models.Q(status__in=SyncStatus.values), name="source_sync_status_valid"),
+            models.CheckConstraint(condition=models.Q(trigger__in=SyncTrigger.values), name="source_sync_trigger_valid"),
+            # One sync of a source at a time.
+            models.UniqueConstraint(
+                fields=["source"],
+                condition=models.Q(status__in=ACTIVE_SYNC_STATUSES),
+                name="source_sync_one_active",
+            ),
+        ]
+
+
+class DriftStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    KEPT = "kept", "Kept the console text"
+    TAKEN = "taken", "Took the source text"
+    MERGED = "merged", "Merged"
+
+
+class DriftItem(models.Model):
+    """A source change to an article staff edited in the console since the last sync, held for review.
+
+    Until it is decided retrieval keeps the console text: nothing of the source text is a version yet.
+    """
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="drift_items")
+    page = models.ForeignKey(SourcePage, null=True, on_delete=models.SET_NULL, related_name="drift_items")
+    # The console version the source change was compared with; deciding refuses if the article moved on.
+    console_version = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
+    source_title = models.CharField(max_length=500)
+    source_body = models.TextField()
+    source_updated_at = models.DateField(null=True, blank=True)
+    # Statements staff removed while resolving a conflict that the source text brings back.
+    reintroduced = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=DriftStatus.choices, default=DriftStatus.PENDING)
+    result_version = models.ForeignKey(
+        ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=DriftStatus.values), name="drift_status_valid"),
+            models.UniqueConstraint(
+                fields=["article"], condition=models.Q(status="pending"), name="drift_one_pending_per_article"
+            ),
+        ]
+        indexes = [models.Index(fields=["knowledge_base", "status"])]

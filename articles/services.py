@@ -339,6 +339,11 @@ def article_reindex(*, article_id: int) -> int:
     return _index_batch([article_id])
 
 
+def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:
+    """Bring just these articles' chunks in line with their current versions (a source sync's changes)."""
+    return sum(_index_batch(article_ids[start : start + batch_size]) for start in range(0, len(article_ids), batch_size))
+
+
 def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
     from articles.selectors import stale_articles
 

@@ -10,11 +10,11 @@ written in SQL (COPY and INSERT ... SELECT generate_series), never row by row th
   articles   a few thousand generated support articles (bench/_common.py), 1-3 versions each, no chunks
              (these pages never read them); created once, at the start, for both sizes.
   conflicts  pairs of articles (each article is in ~20 pairs at full size); status open 60% /
-             processed 28% / dismissed 12%; reviewed ones carry reviewer, time, note and versions, 8% of them
-             "recurred after review"; types skewed towards price/hours/policy; the snippets are real
+             processed 28% / dismissed 12%; reviewed ones carry reviewer, time, note and versions; 5% of the
+             open ones "regressed" (back after a review); types skewed towards price/hours/policy; the snippets are real
              sentences of the two bodies; an activity row per state change; 30% have a suggestion.
   occurrences one turn each (question + the reply sent), created over the last 90 days (skewed to recent),
-             30% cited; every conflict has at least one, the rest follow a power law (conflict picked as
+             30% cited (a fifth of those cite both); every conflict has at least one, the rest follow a power law (conflict picked as
              floor(N * u^3)): the hottest conflict has thousands, the median two or three.
              times_seen / times_cited / first_seen / last_seen / impact are then computed from the
              occurrences exactly as conflicts.services.detection keeps them (impact = log-sum-exp of the
@@ -281,7 +281,9 @@ class Dataset:
                 "times_seen": "0",
                 "times_cited": "0",
                 "impact": "0",
-                "recurred_after_review": f"({reviewed} AND c.w < 0.08)",
+                # ~5% of open conflicts came back after a review (regressed)
+                "substatus": "CASE WHEN c.status = 'open' AND c.w < 0.05 THEN 'regressed' ELSE '' END",
+                "recurred_after_review": "(c.status = 'open' AND c.w < 0.05)",
                 "reviewed_by_id": f"CASE WHEN {reviewed} THEN %(reviewer)s END",
                 "reviewed_at": f"CASE WHEN {reviewed} THEN %(now)s - c.w * interval '60 days' END",
                 "review_note": f"CASE WHEN c.status = 'processed' THEN 'Kept the newer figure; the older article was corrected.' "
@@ -320,7 +322,8 @@ class Dataset:
                        CASE WHEN g.m - %(start)s < %(base)s THEN %(first)s + (g.m - %(start)s)
                             ELSE mod(floor(%(n)s * power(random(), 3))::bigint * 7907, %(n)s)::int END AS conflict_n,
                        %(now)s - (90 * power(random(), 2) + 0.01) * interval '1 day' AS created_at,
-                       random() < 0.3 AS cited
+                       CASE WHEN random() < 0.3 THEN (CASE WHEN random() < 0.2 THEN 'both' ELSE 'one' END)
+                            ELSE 'neither' END AS citation
                 FROM generate_series(%(start)s, %(stop)s) g(m)""",
             occ,
         )
@@ -348,7 +351,7 @@ class Dataset:
                 "version_low_id": "al.current_version_id",
                 "version_high_id": "ah.current_version_id",
                 "detector": "c.detector",
-                "cited": "o.cited",
+                "citation": "o.citation",
                 "created_at": "o.created_at",
             },
             f"""FROM bench_occ o JOIN bench_conflict bc ON bc.n = o.conflict_n
@@ -361,7 +364,7 @@ class Dataset:
         self.occurrences = occurrences
         self._refresh_counters()
 
-        # Activity for the new conflicts: opened at first_seen; resolved/dismissed (and recurred) after it.
+        # Activity for the new conflicts: opened at first_seen; resolved/dismissed (or regressed) after it.
         activity = {"kb": self.kb.pk, "first": first, "reviewer": self.reviewer.pk}
         new = f"FROM {conflict_table} c JOIN bench_conflict bc ON bc.id = c.id AND bc.n >= %(first)s"
         _insert_select(ConflictActivity, {
@@ -372,8 +375,8 @@ class Dataset:
             "actor_id": "%(reviewer)s", "from_status": "'open'", "to_status": "c.status", "note": "c.review_note",
             "created_at": "c.reviewed_at"}, new + " WHERE c.status <> 'open'", activity)
         _insert_select(ConflictActivity, {
-            "conflict_id": "c.id", "kind": "'recurred'", "from_status": "c.status", "to_status": "c.status",
-            "created_at": "c.last_seen"}, new + " WHERE c.recurred_after_review", activity)
+            "conflict_id": "c.id", "kind": "'regressed'", "from_status": "'processed'", "to_status": "'open'",
+            "created_at": "c.last_seen"}, new + " WHERE c.substatus = 'regressed'", activity)
         _insert_select(ResolutionSuggestion, {
             "conflict_id": "c.id", "status": "'suggested'",
             "winner_id": "CASE WHEN mod(c.id, 2) = 0 THEN c.article_low_id ELSE c.article_high_id END",
@@ -401,10 +404,10 @@ class Dataset:
         _execute(
             f"""UPDATE {_table(Conflict)} c SET times_seen = s.n, times_cited = s.cited, first_seen = s.first_seen,
                        last_seen = s.last_seen, impact = s.top + ln(s.total)
-                FROM (SELECT p.conflict_id, count(*) AS n, count(*) FILTER (WHERE p.cited) AS cited,
+                FROM (SELECT p.conflict_id, count(*) AS n, count(*) FILTER (WHERE p.citation <> 'neither') AS cited,
                              min(p.created_at) AS first_seen, max(p.created_at) AS last_seen,
                              max(p.top) AS top, sum(exp(p.point - p.top)) AS total
-                      FROM (SELECT o.conflict_id, o.cited, o.created_at, q.point,
+                      FROM (SELECT o.conflict_id, o.citation, o.created_at, q.point,
                                    max(q.point) OVER (PARTITION BY o.conflict_id) AS top
                             FROM {_table(ConflictOccurrence)} o
                             CROSS JOIN LATERAL (SELECT extract(epoch FROM o.created_at - %(epoch)s) / %(half_life)s * ln(2) AS point) q

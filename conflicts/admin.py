@@ -51,7 +51,7 @@ class ConflictAdmin(admin.ModelAdmin):
 
 @admin.register(ConflictOccurrence)
 class ConflictOccurrenceAdmin(admin.ModelAdmin):
-    list_display = ("pk", "conflict", "turn", "cited", "detector", "created_at")
+    list_display = ("pk", "conflict", "turn", "citation", "detector", "created_at")
     list_select_related = ("conflict", "turn")
     readonly_fields = [f.name for f in ConflictOccurrence._meta.fields]
 

@@ -13,7 +13,7 @@ from ninja import Field, NinjaAPI, Query, Schema
 from ninja.security import HttpBearer
 
 from conflicts import selectors, services
-from conflicts.models import ConflictStatus, DetectionOutcome, Turn
+from conflicts.models import AnswerMode, ConflictStatus, DetectionOutcome, Turn
 from conflicts.services.turns import RetrievedRef
 from kbreview.middleware import database_unavailable_response
 
@@ -90,7 +90,7 @@ class TurnOut(Schema):
 
 class AnswerIn(Schema):
     question: str = Field(min_length=1, max_length=10_000)
-    mode: Literal["strict", "truth"] = "strict"
+    mode: AnswerMode | None = Field(default=None, description="default: the knowledge base's answer mode")
     external_id: str | None = Field(default=None, min_length=1, max_length=200)
 
 
@@ -106,6 +106,8 @@ class AnswerOut(Schema):
     reply: str
     citations: list[str]
     articles: list[AnswerArticle]
+    mode: AnswerMode
+    answer_source: Literal["igd_context", "igd_memory", "igd_user", "plain"]
 
 
 class ErrorOut(Schema):
@@ -204,6 +206,8 @@ def answer(request, payload: AnswerIn):
         "articles": [
             {"ref": h.external_ref, "title": h.title, "score": h.score, "similarity": h.similarity} for h in result.hits
         ],
+        "mode": result.mode,
+        "answer_source": f"igd_{result.igd.result.winner}" if result.igd else "plain",
     }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from conflicts.models import ConflictStatus, ConflictType, ReviewWinner
+from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
 
@@ -13,6 +13,7 @@ class QueueFilterForm(forms.Form):
     type = forms.ChoiceField(choices=[("", "All types"), *ConflictType.choices], required=False)
     q = forms.CharField(required=False, max_length=200, label="Search")
     article = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    regressed = forms.BooleanField(required=False, label="Regressed only")
     sort = forms.ChoiceField(
         choices=[("impact", "Impact"), ("recent", "Most recent"), ("seen", "Times seen"), ("reviewed", "Reviewed last")],
         required=False,
@@ -27,6 +28,7 @@ class QueueFilterForm(forms.Form):
             "type": data.get("type") or "",
             "query": (data.get("q") or "").strip(),
             "article_id": data.get("article"),
+            "regressed": bool(data.get("regressed")),
             "sort": sort if sort in QUEUE_SORTS else "impact",
         }
 
@@ -159,3 +161,14 @@ class ApiTokenForm(forms.Form):
         if not name:
             raise forms.ValidationError("Give the token a name.")
         return name
+
+
+class PlaygroundForm(forms.Form):
+    """A question for the answer playground, and the intent to decode it with."""
+
+    question = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    mode = forms.ChoiceField(choices=AnswerMode.choices)
+
+
+class AnswerSettingsForm(forms.Form):
+    default_mode = forms.ChoiceField(choices=AnswerMode.choices, label="Default answer mode")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from agents.igd.arithmetic import Mode
 from articles.models import Article, ArticleVersion, KnowledgeBase
 
 
@@ -102,6 +103,13 @@ class ConflictStatus(models.TextChoices):
     DISMISSED = "dismissed", "Dismissed"
 
 
+class ConflictSubstatus(models.TextChoices):
+    """A marker beside the status (never a fourth status): why an open conflict is in Open."""
+
+    NONE = "", "—"
+    REGRESSED = "regressed", "Regressed"
+
+
 class ConflictType(models.TextChoices):
     PRICE = "price", "Price"
     HOURS = "hours", "Hours"
@@ -129,6 +137,8 @@ class Conflict(models.Model):
     article_low = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
     article_high = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=10, choices=ConflictStatus.choices, default=ConflictStatus.OPEN)
+    # "regressed": reviewed, then detected again on other texts than those reviewed, so back in Open.
+    substatus = models.CharField(max_length=10, choices=ConflictSubstatus.choices, default=ConflictSubstatus.NONE, blank=True)
     type = models.CharField(max_length=20, choices=ConflictType.choices, default=ConflictType.OTHER)
     explanation = models.TextField(blank=True)
     snippet_low = models.TextField(blank=True)
@@ -137,11 +147,12 @@ class Conflict(models.Model):
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     times_seen = models.PositiveIntegerField(default=0)
-    times_cited = models.PositiveIntegerField(default=0)  # occurrences whose reply cited one of the two
+    times_cited = models.PositiveIntegerField(default=0)  # occurrences whose reply cited one or both of the two
     # log of Σ exp((t - epoch) / τ) over occurrences: ordering by it is ordering by a recency-decayed
     # count at any moment, kept as one indexed column instead of a 500k-row aggregate per page.
     impact = models.FloatField(default=0.0)
     recurred_after_review = models.BooleanField(default=False)
+    # The versions the review left current; null for a side the review deleted.
     reviewed_version_low = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -154,6 +165,11 @@ class Conflict(models.Model):
             models.UniqueConstraint(fields=["article_low", "article_high"], name="conflict_pair_unique"),
             models.CheckConstraint(condition=models.Q(article_low__lt=models.F("article_high")), name="conflict_pair_ordered"),
             models.CheckConstraint(condition=models.Q(status__in=ConflictStatus.values), name="conflict_status_valid"),
+            models.CheckConstraint(
+                condition=models.Q(substatus__in=ConflictSubstatus.values)
+                & (models.Q(substatus=ConflictSubstatus.NONE) | models.Q(status=ConflictStatus.OPEN)),
+                name="conflict_substatus_valid",
+            ),
         ]
         indexes = [
             models.Index(fields=["knowledge_base", "status", "-times_cited", "-impact", "-last_seen"], name="conflict_queue_impact"),
@@ -169,6 +185,18 @@ class Conflict(models.Model):
         return self.snippet_low if article_id == self.article_low_id else self.snippet_high
 
 
+class Citation(models.TextChoices):
+    """What the reply sent in an occurrence's turn cited of the pair."""
+
+    NEITHER = "neither", "Cited neither"
+    ONE = "one", "Cited one of the two"
+    BOTH = "both", "Cited both"
+
+    @classmethod
+    def of(cls, *, low: bool, high: bool) -> "Citation":
+        return cls.BOTH if low and high else cls.ONE if low or high else cls.NEITHER
+
+
 class ConflictOccurrence(models.Model):
     """The conflict showed up in this turn; links it to the reply that was actually sent."""
 
@@ -177,12 +205,22 @@ class ConflictOccurrence(models.Model):
     version_low = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
     version_high = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
     detector = models.CharField(max_length=20)
-    cited = models.BooleanField(default=False)
+    citation = models.CharField(max_length=10, choices=Citation.choices, default=Citation.NEITHER)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["conflict", "turn"], name="occurrence_unique_per_turn")]
-        indexes = [models.Index(fields=["conflict", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["conflict", "turn"], name="occurrence_unique_per_turn"),
+            models.CheckConstraint(condition=models.Q(citation__in=Citation.values), name="occurrence_citation_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["conflict", "-created_at"]),
+            models.Index(fields=["conflict", "citation", "-created_at"], name="occurrence_by_citation"),
+        ]
+
+    @property
+    def cited(self) -> bool:
+        return self.citation != Citation.NEITHER
 
 
 class PairVerdict(models.Model):
@@ -211,6 +249,7 @@ class ActivityKind(models.TextChoices):
     DISMISSED = "dismissed", "Dismissed"
     REOPENED = "reopened", "Reopened"
     RECURRED = "recurred", "Recurred after review"
+    REGRESSED = "regressed", "Regressed: back in Open"
     SUGGESTED = "suggested", "Suggestion computed"
 
 
@@ -351,6 +390,28 @@ class ResolutionSuggestion(models.Model):
     provisional = models.BooleanField(default=False)
     feedback = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
+
+
+class AnswerMode(models.TextChoices):
+    """The intent the built-in answer path decodes with (agents.igd.Mode; STRICT: the knowledge base is authoritative)."""
+
+    STRICT = Mode.STRICT.value, Mode.STRICT.label
+    TRUTH = Mode.TRUTH.value, Mode.TRUTH.label
+
+
+class AnswerSettings(models.Model):
+    """How the built-in answer path answers for one knowledge base; without a row, STRICT."""
+
+    knowledge_base = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="answer_settings")
+    default_mode = models.CharField(max_length=10, choices=AnswerMode.choices, default=AnswerMode.STRICT)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "answer settings"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(default_mode__in=AnswerMode.values), name="answer_settings_mode_valid"),
+        ]
 
 
 class JobStatus(models.TextChoices):

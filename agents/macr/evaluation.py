@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 import string
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,8 +259,14 @@ ARBITRATE_SYSTEM = (
 @dataclass
 class Prediction:
     text: str
-    calls: int
-    failure: str | None = None
+    calls: int  # completions actually sent, failed ones included
+    failure: str | None = None  # "<step>: LLM <reason> (<detail>)" when the method stopped
+    errors: Counter = field(default_factory=Counter)  # LLMError reason -> count
+    logprob_fallbacks: int = 0  # assessments weighted equally because the endpoint sent no log-probabilities
+
+    @classmethod
+    def metered(cls, text: str, meter: CallMeter, failure: str | None = None) -> "Prediction":
+        return cls(text, meter.calls, failure, Counter(meter.errors), meter.logprob_fallbacks)
 
 
 @dataclass
@@ -284,15 +290,15 @@ def predict(*, item: EvalItem, method: str, settings: EvalSettings) -> Predictio
             user = "\n".join([date_line(item.now), f"Question: {item.question}"])
             parsed = json_call(meter=meter, step="direct", config=config, system=DIRECT_SYSTEM, user=user,
                                schema=ANSWER_SCHEMA, schema_name=ANSWER_SCHEMA_NAME)
-            return Prediction(parsed["answer"].strip(), meter.calls)
+            return Prediction.metered(parsed["answer"].strip(), meter)
         if method == "icl":
             system = ARBITRATE_SYSTEM if item.is_arbitration else ICL_SYSTEM
             user = "\n\n".join([date_line(item.now), "Sources:", quote_sources(item.contexts), f"Question: {item.question}"])
             parsed = json_call(meter=meter, step="icl", config=config, system=system, user=user,
                                schema=ANSWER_SCHEMA, schema_name=ANSWER_SCHEMA_NAME)
-            return Prediction(parsed["answer"].strip(), meter.calls)
-    except LLMError as error:
-        return Prediction("", meter.calls, f"{method}: LLM {error.reason}")
+            return Prediction.metered(parsed["answer"].strip(), meter)
+    except LLMError:
+        return Prediction.metered("", meter, meter.error_details[-1])
     if method not in ("macr", "macr_no_kar", "macr_cot"):
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
     run = run_macr(
@@ -302,14 +308,14 @@ def predict(*, item: EvalItem, method: str, settings: EvalSettings) -> Predictio
         reasoner="cot" if method == "macr_cot" else "agents", samples=settings.samples, logprobs=settings.logprobs,
     )
     if run.failure:
-        return Prediction("", run.llm_calls, run.failure)
+        return Prediction.metered("", run.meter, run.failure)
     if item.is_arbitration:
         if method == "macr_cot":
             # The chain-of-thought variant answers the question; ask it for the ref the same way.
-            return Prediction(_ref_or_cannot_tell(run.answer or "", item.focus), run.llm_calls)
+            return Prediction.metered(_ref_or_cannot_tell(run.answer or "", item.focus), run.meter)
         winner = run.suggestion.winner if run.suggestion else None
-        return Prediction(winner or CANNOT_TELL, run.llm_calls)
-    return Prediction(run.answer or "", run.llm_calls)
+        return Prediction.metered(winner or CANNOT_TELL, run.meter)
+    return Prediction.metered(run.answer or "", run.meter)
 
 
 def _ref_or_cannot_tell(text: str, focus: tuple[str, str]) -> str:
@@ -341,6 +347,8 @@ class EvalReport:
     datasets: list[str] = field(default_factory=list)
     methods: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    errors: Counter = field(default_factory=Counter)  # LLMError reason -> count, over every call of the run
+    logprob_fallbacks: int = 0
 
 
 def evaluate(
@@ -358,10 +366,13 @@ def evaluate(
             em, rouge = item.score(prediction.text) if prediction.failure is None else (0.0, 0.0)
             report.cells[(item.dataset, method)].add(em=em, rouge=rouge, calls=prediction.calls,
                                                      failed=prediction.failure is not None)
+            report.errors.update(prediction.errors)
+            report.logprob_fallbacks += prediction.logprob_fallbacks
             report.records.append({
                 "dataset": item.dataset, "id": item.id, "method": method, "prediction": prediction.text,
                 "golds": list(item.golds), "em": em, "rouge_l": round(rouge, 4), "llm_calls": prediction.calls,
-                "failure": prediction.failure,
+                "failure": prediction.failure, "errors": dict(prediction.errors),
+                "logprob_fallbacks": prediction.logprob_fallbacks,
             })
             if progress:
                 progress(f"{item.dataset} {item.id} {method}: em={em:.0f} rouge_l={rouge:.2f} calls={prediction.calls}"
@@ -392,6 +403,9 @@ def format_table(report: EvalReport) -> str:
     )
     failures = sum(cell.failures for cell in report.cells.values())
     lines.append(f"items per dataset: {counts}; failed predictions (scored 0): {failures}")
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(report.errors.items())) or "none"
+    lines.append(f"LLM errors by reason: {reasons}; assessments without log-probabilities (equal weights): "
+                 f"{report.logprob_fallbacks}")
     return "\n".join(lines)
 
 

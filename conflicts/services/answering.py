@@ -1,17 +1,42 @@
-"""The built-in answer path: retrieve, rerank, answer — with conflict detection running beside it."""
+"""The built-in answer path: retrieve, rerank, answer — with conflict detection running beside it.
+
+With IGD_BACKEND set, the reply comes from Intent-Guided Decoding in the request's mode (else the knowledge
+base's default, STRICT unless set); any IGD failure (timeout, a server without log-probabilities) falls back to
+the plain answer, which is the LLM's when one is configured and an extractive quote otherwise.
+"""
 from __future__ import annotations
 
+import dataclasses
+import logging
 import uuid
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.utils import timezone
 
-from agents.answer import Passage, extractive_answer, generate_answer
+from agents.answer import EXTRACTIVE_ARTICLES, GeneratedAnswer, Passage, extractive_answer, generate_answer
+from agents.igd.arithmetic import Mode
+from agents.igd.decoding import Backend
+from agents.igd.pipeline import ANSWER_PARAMS, IGDAnswer, igd_answer
 from agents.llm import LLMError, llm_config_for
-from articles.models import KnowledgeBase
+from articles.models import ArticleVersion, KnowledgeBase
 from articles.selectors import SearchHit, search
-from conflicts.models import Turn, TurnSource
+from conflicts.models import AnswerMode, AnswerSettings, Turn, TurnSource
 from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ComposedAnswer:
+    """What the answer path decided, before anything is recorded (the playground shows it as is)."""
+
+    mode: str
+    hits: list[SearchHit]
+    passages: list[Passage]
+    answer: GeneratedAnswer
+    igd: IGDAnswer | None = None
+    answer_error: str = ""
 
 
 @dataclass
@@ -21,6 +46,8 @@ class AnswerResponse:
     citations: list[str]
     hits: list[SearchHit] = field(default_factory=list)
     answer_error: str = ""
+    mode: str = AnswerMode.STRICT
+    igd: IGDAnswer | None = None
 
 
 def rerank(hits: list[SearchHit]) -> list[SearchHit]:
@@ -29,8 +56,84 @@ def rerank(hits: list[SearchHit]) -> list[SearchHit]:
     return sorted(hits, key=lambda h: (-(h.similarity or 0.0), -h.score))
 
 
+def answer_default_mode(*, knowledge_base: KnowledgeBase) -> str:
+    row = AnswerSettings.objects.filter(knowledge_base=knowledge_base).values_list("default_mode", flat=True).first()
+    return row or AnswerMode.STRICT
+
+
+def answer_settings_update(*, knowledge_base: KnowledgeBase, default_mode: str, user=None) -> AnswerSettings:
+    """Set the knowledge base's default answer mode; the row records who changed it and when."""
+    if default_mode not in AnswerMode.values:
+        raise ValueError(f"default_mode {default_mode!r} is not one of {AnswerMode.values}")
+    row, _ = AnswerSettings.objects.update_or_create(
+        knowledge_base=knowledge_base, defaults={"default_mode": default_mode, "updated_by": user}
+    )
+    logger.info("answer settings: %s default mode -> %s", knowledge_base.slug, default_mode)
+    return row
+
+
+def igd_backend(kind: str | None = None) -> Backend | None:
+    """The configured IGD backend (None when IGD_BACKEND=off); the local model is loaded once per process."""
+    kind = kind or settings.IGD_BACKEND
+    if kind == "local":
+        from agents.igd.local import LocalBackend
+        from agents.igd.local_model import load_local_model
+
+        return LocalBackend(load_local_model(path=settings.LOCAL_LM_PATH, cache_dir=settings.LOCAL_LM_CACHE_DIR))
+    if kind == "openai":
+        from agents.igd.openai_backend import OpenAIBackend
+
+        config = llm_config_for("answer")
+        if config is None:
+            raise LLMError("not_configured", "IGD_BACKEND=openai needs OPENAI_BASE_URL (or ANSWER_LLM_BASE_URL)")
+        return OpenAIBackend(config)
+    return None
+
+
+def answer_passages(hits: list[SearchHit]) -> list[Passage]:
+    """The best chunk of each hit; the top articles' whole text too, for the extractive answer and IGD's snippet."""
+    bodies = dict(
+        ArticleVersion.objects.filter(pk__in=[h.version_id for h in hits[:EXTRACTIVE_ARTICLES]]).values_list("pk", "body")
+    )
+    return [Passage(ref=h.external_ref, title=h.title, text=h.chunk_text, body=bodies.get(h.version_id, "")) for h in hits]
+
+
+def _plain_answer(*, question: str, passages: list[Passage]) -> tuple[GeneratedAnswer, str]:
+    try:
+        return generate_answer(question=question, passages=passages, config=llm_config_for("answer")), ""
+    except LLMError as exc:
+        # The customer still gets the best sentences rather than an error.
+        return extractive_answer(question=question, passages=passages), f"LLM {exc}; answered extractively"
+
+
+def answer_compose(
+    *, knowledge_base: KnowledgeBase, question: str, mode: str | None = None, backend: Backend | None = None,
+    hits: list[SearchHit] | None = None,
+) -> ComposedAnswer:
+    """Retrieval and the reply, nothing written: the answer path and the playground share it."""
+    mode = mode or answer_default_mode(knowledge_base=knowledge_base)
+    if hits is None:
+        hits = rerank(search(knowledge_base=knowledge_base, question=question))
+    passages = answer_passages(hits)
+    if passages:
+        try:
+            backend = backend or igd_backend()
+            if backend is not None:
+                params = dataclasses.replace(ANSWER_PARAMS, max_new_tokens=settings.IGD_MAX_NEW_TOKENS)
+                igd = igd_answer(question=question, passages=passages, mode=Mode(mode), backend=backend, params=params)
+                return ComposedAnswer(mode=mode, hits=hits, passages=passages, answer=igd.answer, igd=igd)
+        except LLMError as exc:
+            answer, error = _plain_answer(question=question, passages=passages)
+            return ComposedAnswer(
+                mode=mode, hits=hits, passages=passages, answer=answer,
+                answer_error=f"IGD {exc}; plain answer instead" + (f"; {error}" if error else ""),
+            )
+    answer, error = _plain_answer(question=question, passages=passages)
+    return ComposedAnswer(mode=mode, hits=hits, passages=passages, answer=answer, answer_error=error)
+
+
 def answer_question(
-    *, knowledge_base: KnowledgeBase, question: str, external_id: str | None = None, mode: str = "strict"
+    *, knowledge_base: KnowledgeBase, question: str, external_id: str | None = None, mode: str | None = None
 ) -> AnswerResponse:
     hits = rerank(search(knowledge_base=knowledge_base, question=question))
     # Recording the turn commits before generation starts, so detection runs in parallel with it.
@@ -41,13 +144,9 @@ def answer_question(
         retrieved=[RetrievedRef(ref=h.external_ref, rank=i) for i, h in enumerate(hits, 1)],
         source=TurnSource.ANSWER,
     )
-    passages = [Passage(ref=h.external_ref, title=h.title, text=h.chunk_text) for h in hits]
-    answer_error = ""
-    try:
-        answer = generate_answer(question=question, passages=passages, config=llm_config_for("answer"))
-    except LLMError as exc:
-        # The customer still gets the best passage rather than an error.
-        answer_error = f"LLM {exc}; answered extractively"
-        answer = extractive_answer(question=question, passages=passages)
-    turn = turn_reply_record(turn=turn, reply=answer.reply, sent_at=timezone.now())
-    return AnswerResponse(turn=turn, reply=answer.reply, citations=answer.citations, hits=hits, answer_error=answer_error)
+    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=hits)
+    turn = turn_reply_record(turn=turn, reply=composed.answer.reply, sent_at=timezone.now())
+    return AnswerResponse(
+        turn=turn, reply=composed.answer.reply, citations=composed.answer.citations, hits=hits,
+        answer_error=composed.answer_error, mode=composed.mode, igd=composed.igd,
+    )

@@ -25,6 +25,7 @@ from conflicts import jobs
 from conflicts.models import (
     ActivityKind,
     ArticleUsage,
+    Citation,
     Conflict,
     ConflictActivity,
     ConflictOccurrence,
@@ -36,6 +37,7 @@ from conflicts.models import (
     ResolutionSuggestion,
     Turn,
 )
+from conflicts.services.review import conflict_regress
 
 logger = logging.getLogger(__name__)
 
@@ -143,30 +145,29 @@ def conflict_record(
             },
         )
         conflict = Conflict.objects.select_for_update().get(pk=conflict.pk)
-        cited = low.cited or high.cited
+        citation = Citation.of(low=low.cited, high=high.cited)
         _, occurrence_created = ConflictOccurrence.objects.get_or_create(
             conflict=conflict,
             turn=turn,
-            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector, "cited": cited},
+            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector,
+                      "citation": citation},
         )
         if not occurrence_created:
             return conflict  # this turn was already counted (a retried task)
         point = impact_point(now)
         conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
         conflict.times_seen += 1
-        conflict.times_cited += int(cited)
+        conflict.times_cited += int(citation != Citation.NEITHER)
         conflict.last_seen = now
         if created:
             _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
+        # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).
+        conflict_regress(conflict=conflict, turn=turn, version_low_id=low.version_id, version_high_id=high.version_id)
         if conflict.status == ConflictStatus.OPEN:
             # Keep what the reviewer reads in step with the latest texts.
             conflict.type, conflict.explanation = finding.type, finding.explanation
             conflict.snippet_low = finding.snippets.get(low.article.external_ref, conflict.snippet_low)
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
-        elif not conflict.recurred_after_review and _newer_than_reviewed(conflict, low.version_id, high.version_id):
-            # A reviewed pair is never reopened by an edit, but the console must show it came back.
-            conflict.recurred_after_review = True
-            _activity(conflict=conflict, kind=ActivityKind.RECURRED, detail={"turn": turn.external_id})
         conflict.save()
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             jobs.suggestion_enqueue(conflict_id=conflict.pk)
@@ -181,13 +182,6 @@ def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_i
 def _logaddexp(a: float, b: float) -> float:
     high, low = max(a, b), min(a, b)
     return high + math.log1p(math.exp(low - high))
-
-
-def _newer_than_reviewed(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
-    reviewed = (conflict.reviewed_version_low_id, conflict.reviewed_version_high_id)
-    if None in reviewed:
-        return False
-    return version_low_id > reviewed[0] or version_high_id > reviewed[1]
 
 
 class ClaimLost(Exception):

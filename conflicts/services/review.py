@@ -8,10 +8,17 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
-from articles.models import Article, VersionReason
+from articles.models import Article, ArticleStatus, ArticleVersion, VersionReason
 from articles.services import article_delete, article_edit, article_reindex
 from conflicts import jobs
-from conflicts.models import ActivityKind, Conflict, ConflictActivity, ConflictStatus, ReviewWinner
+from conflicts.models import (
+    ActivityKind,
+    Conflict,
+    ConflictActivity,
+    ConflictStatus,
+    ConflictSubstatus,
+    ReviewWinner,
+)
 from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
@@ -19,6 +26,8 @@ _KIND_FOR_STATUS = {
     ConflictStatus.DISMISSED: ActivityKind.DISMISSED,
     ConflictStatus.OPEN: ActivityKind.REOPENED,
 }
+# Every human review clears what a regression marked.
+_REVIEW_RESETS = {"substatus": ConflictSubstatus.NONE, "recurred_after_review": False}
 
 
 class ConflictStateError(Exception):
@@ -62,6 +71,12 @@ def conflict_transition(
             detail=detail or {},
         )
     return locked
+
+
+def _versions_left_current(article_ids) -> dict[int, int | None]:
+    """Each article's current version after a review; None for a deleted one (its text left retrieval)."""
+    rows = Article.objects.filter(pk__in=article_ids).values_list("pk", "current_version_id", "status")
+    return {pk: (None if status == ArticleStatus.DELETED else version_id) for pk, version_id, status in rows}
 
 
 def _infer_winner(conflict: Conflict, fixed_ids: set[int]) -> str:
@@ -113,7 +128,7 @@ def conflict_resolve(
                     reason=VersionReason.RESOLVE,
                     note=note,
                 )
-        versions = dict(Article.objects.filter(pk__in=pair).values_list("pk", "current_version_id"))
+        versions = _versions_left_current(pair)
         resolved = conflict_transition(
             conflict=locked,
             to_status=ConflictStatus.PROCESSED,
@@ -127,7 +142,7 @@ def conflict_resolve(
             winner=winner or _infer_winner(locked, {f.article_id for f in fixes}),
             reviewed_version_low_id=versions[locked.article_low_id],
             reviewed_version_high_id=versions[locked.article_high_id],
-            recurred_after_review=False,
+            **_REVIEW_RESETS,
         )
         suggestion_record_use(conflict=resolved)
     for fix in fixes:
@@ -139,11 +154,7 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
     """The difference is intentional (both are right in their context)."""
     if not reason.strip():
         raise ConflictStateError("A reason is required to dismiss a conflict.")
-    versions = dict(
-        Article.objects.filter(pk__in=[conflict.article_low_id, conflict.article_high_id]).values_list(
-            "pk", "current_version_id"
-        )
-    )
+    versions = _versions_left_current({conflict.article_low_id, conflict.article_high_id})
     return conflict_transition(
         conflict=conflict,
         to_status=ConflictStatus.DISMISSED,
@@ -156,7 +167,7 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
         winner=ReviewWinner.BOTH,
         reviewed_version_low_id=versions[conflict.article_low_id],
         reviewed_version_high_id=versions[conflict.article_high_id],
-        recurred_after_review=False,
+        **_REVIEW_RESETS,
     )
 
 
@@ -167,7 +178,7 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         from_statuses=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED),
         actor=actor,
         note=note,
-        recurred_after_review=False,
+        **_REVIEW_RESETS,
     )
     jobs.suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
@@ -186,3 +197,84 @@ def conflict_dismiss_many(*, conflicts: list[Conflict], actor=None, reason: str)
         except ConflictStateError as exc:
             refused.append(f"#{conflict.pk}: {exc}")
     return dismissed, refused
+
+
+# --- regressions ---------------------------------------------------------------------------------
+# Detection calls conflict_regress for every sighting of a reviewed pair; whether it "came back" is
+# decided here, in one place, so detectors and the console agree.
+
+
+def regressed_sides(*, conflict: Conflict, version_low_id: int, version_high_id: int) -> list[str]:
+    """The sides ("low", "high") whose text differs from what the review left: a side the review
+    deleted is live again, or a newer version has other content than the reviewed one.
+
+    A reviewed pair seen again on the very texts reviewed (a dismissal, a note-only resolution) has
+    not come back: the reviewer already saw exactly that.
+    """
+    if conflict.status == ConflictStatus.OPEN or conflict.reviewed_at is None:
+        return []
+    seen = {"low": version_low_id, "high": version_high_id}
+    reviewed = {"low": conflict.reviewed_version_low_id, "high": conflict.reviewed_version_high_id}
+    candidates = [side for side in seen if reviewed[side] is None or seen[side] > reviewed[side]]
+    if not candidates:
+        return []
+    hashes = dict(
+        ArticleVersion.objects.filter(pk__in=[*seen.values(), *filter(None, reviewed.values())]).values_list(
+            "pk", "content_hash"
+        )
+    )
+    return [
+        side for side in candidates if reviewed[side] is None or hashes.get(seen[side]) != hashes.get(reviewed[side])
+    ]
+
+
+def conflict_regress(*, conflict: Conflict, turn, version_low_id: int, version_high_id: int) -> bool:
+    """Bring a reviewed conflict back to Open (substatus "regressed") when it was detected again on
+    other texts than those reviewed; write the activity row saying which versions and which turn.
+
+    The caller (detection) holds the conflict's row lock and saves the instance afterwards; this
+    changes the instance in place and saves the fields it sets. Returns whether it regressed.
+    """
+    sides = regressed_sides(conflict=conflict, version_low_id=version_low_id, version_high_id=version_high_id)
+    if not sides:
+        return False
+    numbers = dict(ArticleVersion.objects.filter(pk__in=[version_low_id, version_high_id]).values_list("pk", "number"))
+    reviewed_numbers = dict(
+        ArticleVersion.objects.filter(
+            pk__in=[v for v in (conflict.reviewed_version_low_id, conflict.reviewed_version_high_id) if v]
+        ).values_list("pk", "number")
+    )
+    articles = dict(Article.objects.filter(pk__in=[conflict.article_low_id, conflict.article_high_id]).values_list("pk", "title"))
+    changes = []
+    for side in sides:
+        article_id = conflict.article_low_id if side == "low" else conflict.article_high_id
+        seen_id = version_low_id if side == "low" else version_high_id
+        reviewed_id = conflict.reviewed_version_low_id if side == "low" else conflict.reviewed_version_high_id
+        changes.append(
+            {
+                "article_id": article_id,
+                "title": articles.get(article_id, ""),
+                "version": numbers.get(seen_id),
+                "reviewed_version": reviewed_numbers.get(reviewed_id),
+            }
+        )
+    previous = conflict.status
+    conflict.status = ConflictStatus.OPEN
+    conflict.substatus = ConflictSubstatus.REGRESSED
+    conflict.recurred_after_review = True
+    conflict.save(update_fields=["status", "substatus", "recurred_after_review"])
+    ConflictActivity.objects.create(
+        conflict=conflict,
+        kind=ActivityKind.REGRESSED,
+        from_status=previous,
+        to_status=ConflictStatus.OPEN,
+        note=f"Detected again in turn {turn.external_id} on " + "; ".join(_describe_change(c) for c in changes) + ".",
+        detail={"turn": turn.external_id, "turn_id": turn.pk, "changes": changes},
+    )
+    return True
+
+
+def _describe_change(change: dict) -> str:
+    reviewed = change["reviewed_version"]
+    before = f"reviewed v{reviewed}" if reviewed else "deleted by the review"
+    return f"{change['title']} v{change['version']} ({before})"

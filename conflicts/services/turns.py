@@ -14,6 +14,7 @@ from articles.models import Article, ArticleStatus, KnowledgeBase
 from conflicts import jobs
 from conflicts.models import (
     ArticleUsage,
+    Citation,
     Conflict,
     ConflictOccurrence,
     DetectionOutcome,
@@ -125,17 +126,25 @@ def _reply_write(*, turn: Turn, reply: str, sent_at: dt.datetime | None) -> None
 
 
 def occurrence_mark_cited(*, turn: Turn) -> None:
-    """Flag this turn's occurrences whose reply cited one of the pair, and count them on the conflict once."""
-    cited_ids = list(ArticleUsage.objects.filter(turn=turn, cited=True).values_list("article_id", flat=True))
+    """Record on this turn's occurrences what the reply cited of each pair (one, both), and count a
+    conflict's cited replies once per turn."""
+    cited_ids = set(ArticleUsage.objects.filter(turn=turn, cited=True).values_list("article_id", flat=True))
     if not cited_ids:
         return
-    newly = ConflictOccurrence.objects.filter(turn=turn, cited=False).filter(
-        conflict__article_low_id__in=cited_ids
-    ) | ConflictOccurrence.objects.filter(turn=turn, cited=False).filter(conflict__article_high_id__in=cited_ids)
-    conflict_ids = list(newly.values_list("conflict_id", flat=True))
-    if conflict_ids:
-        ConflictOccurrence.objects.filter(turn=turn, conflict_id__in=conflict_ids).update(cited=True)
-        Conflict.objects.filter(pk__in=conflict_ids).update(times_cited=F("times_cited") + 1)
+    changed, newly_cited = [], []
+    for occurrence in ConflictOccurrence.objects.filter(turn=turn).select_related("conflict"):
+        citation = Citation.of(
+            low=occurrence.conflict.article_low_id in cited_ids, high=occurrence.conflict.article_high_id in cited_ids
+        )
+        if citation == occurrence.citation:
+            continue
+        if occurrence.citation == Citation.NEITHER:
+            newly_cited.append(occurrence.conflict_id)
+        occurrence.citation = citation
+        changed.append(occurrence)
+    ConflictOccurrence.objects.bulk_update(changed, ["citation"])
+    if newly_cited:
+        Conflict.objects.filter(pk__in=newly_cited).update(times_cited=F("times_cited") + 1)
 
 
 def turn_reply_record(*, turn: Turn, reply: str, sent_at: dt.datetime | None = None) -> Turn:

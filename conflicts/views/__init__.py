@@ -17,10 +17,13 @@ from conflicts.views.detail import (
     conflict_suggestion_recompute,
 )
 from conflicts.views.ops import ops_home, ops_resync, ops_sync_job, ops_token_create, ops_token_revoke
+from conflicts.views.playground import answer_playground, answer_settings_view
 from conflicts.views.queue import conflict_bulk_dismiss, conflict_queue
 from conflicts.views.rules import rule_induction_start, rule_list, rule_toggle
 
 __all__ = [
+    "answer_playground",
+    "answer_settings_view",
     "article_detail",
     "article_edit_view",
     "article_list",

@@ -22,7 +22,7 @@ from conflicts import selectors
 from conflicts.forms import ArticleEditForm
 from conflicts.permissions import allows, kb_view
 from conflicts.views.common import get_in_kb_or_404, query_string, render_page
-from conflicts.views.display import diff_html
+from conflicts.views.display import diff_html, stale_message
 
 PAGE_SIZE = 50
 
@@ -117,7 +117,7 @@ def article_edit_view(request, pk: int):
                 actor=request.user,
             )
         except StaleVersionError as exc:
-            status, error = 409, str(exc)
+            status, error = 409, stale_message(exc)
         except ArticleInputError as exc:
             error = str(exc)
         else:
@@ -128,10 +128,26 @@ def article_edit_view(request, pk: int):
                        partial="edit-form", status=status)
 
 
+def _confirm_restore(request, article: Article, *, version: ArticleVersion | None, expected: int | None = None):
+    """Before a restore that would bring reviewed conflicts back: say which, and ask to confirm.
+
+    Returns the confirmation page, or None when nothing would come back or the user confirmed."""
+    if request.POST.get("confirm") == "1":
+        return None
+    coming_back = selectors.conflicts_brought_back(knowledge_base=request.kb, article=article, version=version)
+    if not coming_back:
+        return None
+    context = {"article": article, "version": version, "coming_back": coming_back, "expected_version_id": expected}
+    return render_page(request, "conflicts/articles/restore_confirm.html", context)
+
+
 @kb_view(write=Role.REVIEWER)
 @require_POST
 def article_restore_view(request, pk: int):
     article = _article_or_404(request, pk)
+    confirmation = _confirm_restore(request, article, version=None)
+    if confirmation is not None:
+        return confirmation
     article_restore(article=article, actor=request.user, note=request.POST.get("note", "")[:2000])
     return _back(request, article, "Restored and re-indexed.")
 
@@ -147,10 +163,13 @@ def article_version_restore_view(request, pk: int, version_pk: int):
         expected = int(request.POST.get("expected_version_id", ""))
     except ValueError:
         expected = -1  # a missing version id can never match: refuse rather than overwrite blindly
+    confirmation = _confirm_restore(request, article, version=version, expected=expected)
+    if confirmation is not None:
+        return confirmation
     try:
         article_version_restore(article=article, version=version, expected_version_id=expected, actor=request.user)
     except StaleVersionError as exc:
         article = _article_or_404(request, pk)
-        return render_page(request, "conflicts/articles/detail.html", article_context(request, article, error=str(exc)),
-                           status=409)
-    return _back(request, article, f"Version {version.number} restored as a new version and re-indexed.")
+        return render_page(request, "conflicts/articles/detail.html",
+                           article_context(request, article, error=stale_message(exc)), status=409)
+    return _back(request, article, f"v{version.number} restored as a new version and re-indexed.")

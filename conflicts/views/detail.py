@@ -17,8 +17,8 @@ from conflicts.permissions import allows, kb_view
 from agents.llm import llm_config_for
 from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.suggestions import suggestion_enqueue
-from conflicts.views.common import render_page
-from conflicts.views.display import diff_html, highlight
+from conflicts.views.common import render_page, wants_partial
+from conflicts.views.display import diff_html, highlight, stale_message
 
 TEMPLATE = "conflicts/detail.html"
 
@@ -84,7 +84,7 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "sides": [low, high],
         "type_label": ConflictType(conflict.type).label if conflict.type in ConflictType.values else conflict.type,
         "passage_diff": diff_html(old=passage_a, new=passage_b),
-        "occurrences": selectors.conflict_occurrences(conflict=conflict),
+        **occurrence_context(request, conflict),
         "activity": selectors.conflict_activity(conflict=conflict),
         "can_review": allows(request, Role.REVIEWER),
         "is_open": conflict.status == ConflictStatus.OPEN,
@@ -102,9 +102,29 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
     }
 
 
+def occurrence_context(request, conflict: Conflict) -> dict:
+    cited = request.GET.get("cited", "")
+    cited = cited if cited in selectors.OCCURRENCE_FILTERS else ""
+    counts = selectors.occurrence_counts(conflict=conflict)
+    base = reverse("conflict_detail", args=[conflict.pk])
+    return {
+        "occurrences": selectors.conflict_occurrences(conflict=conflict, cited=cited),
+        "occurrence_filter": cited,
+        "occurrence_filters": [
+            {"name": name, "label": label, "count": counts[name], "active": name == cited,
+             "url": base + (f"?cited={name}" if name else "") + "#occurrences"}
+            for name, (label, _) in selectors.OCCURRENCE_FILTERS.items()
+        ],
+        "occurrence_total": counts[""],
+    }
+
+
 @kb_view()
 def conflict_detail(request, pk: int):
     conflict = _conflict_or_404(request, pk)
+    if "cited" in request.GET and wants_partial(request):
+        return render_page(request, TEMPLATE, {"conflict": conflict, **occurrence_context(request, conflict)},
+                           partial="occurrences")
     return render_page(request, TEMPLATE, detail_context(request, conflict))
 
 
@@ -129,8 +149,11 @@ def conflict_resolve_view(request, pk: int):
                 note=form.cleaned_data["note"].strip(),
                 winner=form.cleaned_data["winner"],
             )
-        except (StaleVersionError, ConflictStateError) as exc:
+        except StaleVersionError as exc:
             # Nothing was written: the service works in one transaction and refuses before it commits.
+            form.add_error(None, stale_message(exc))
+            status = 409
+        except ConflictStateError as exc:
             form.add_error(None, str(exc))
             status = 409
         except ArticleInputError as exc:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 
 from django.utils.html import escape
+
+from articles.models import ArticleVersion
 from django.utils.safestring import SafeString, mark_safe
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
@@ -103,3 +105,20 @@ def bar_chart(*, days, width: int = 560, height: int = 180) -> Chart:
             )
         labels.append((round(i * slot + slot / 2, 1), day.day.strftime("%d %b")))
     return Chart(width=width, height=height, plot_height=plot_height, bars=bars, labels=labels, max_value=max_value)
+
+
+def stale_message(exc) -> str:
+    """A stale-edit refusal in the reviewer's terms: version numbers (v2, v3), never database ids."""
+    article = exc.article
+    numbers = dict(
+        ArticleVersion.objects.filter(pk__in=[exc.expected_version_id or 0, article.current_version_id or 0]).values_list(
+            "pk", "number"
+        )
+    )
+    opened = numbers.get(exc.expected_version_id)
+    current = numbers.get(article.current_version_id)
+    opened_text = f"v{opened}" if opened else "an older version"
+    return (
+        f"“{article.title}” was changed by someone else since you opened it: you edited {opened_text}, "
+        f"the current one is v{current}. Reload it and apply your change again."
+    )

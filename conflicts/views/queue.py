@@ -25,6 +25,7 @@ def _url_params(filters: dict) -> dict:
         "type": filters["type"],
         "q": filters["query"],
         "article": filters["article_id"],
+        "regressed": "1" if filters["regressed"] else "",
         "sort": "" if filters["sort"] == "impact" else filters["sort"],
     }
 
@@ -32,7 +33,8 @@ def _url_params(filters: dict) -> dict:
 def queue_context(request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False) -> dict:
     kb = request.kb
     counts = selectors.conflict_tab_counts(
-        knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"]
+        knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
+        regressed=filters["regressed"],
     )
     paginator = Paginator(selectors.conflict_queue(knowledge_base=kb, **filters), PAGE_SIZE)
     paginator.count = counts[filters["status"]]  # already counted above: spare the page a second COUNT
@@ -67,6 +69,7 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
         "notice": notice,
         "notice_error": notice_error,
+        "impact_formula": selectors.impact_formula(),
     }
 
 

@@ -63,7 +63,7 @@ def test_llm_detector_writes_one_contract_line_per_set(tmp_path, scripted_llm, n
         {"id": "set-1", "llm_calls": 1, "conflicts": [{
             "refs": ["faq-12", "faq-40"], "type": "price", "explanation": "€29 vs €25",
             "snippets": {"faq-12": "costs €25", "faq-40": "costs €29"},
-        }]},
+        }], "dropped": {"invented_refs": 0, "bad_snippets": 0}},
         {"id": 7, "conflicts": [], "llm_calls": 0},  # one article: skipped, nothing called
     ]
     (request,) = scripted_llm.requests
@@ -79,7 +79,7 @@ def test_command_line_overrides_the_endpoint_model_and_json_mode(tmp_path, scrip
     assert lines[0]["conflicts"][0]["refs"] == ["faq-12", "faq-40"]
     (request,) = scripted_llm.requests
     assert request["model"] == "llama-3b"
-    assert request["response_format"] == {"type": "json_object"}
+    assert request["response_format"]["type"] == "json_object"
 
 
 def test_llm_detector_without_an_llm_is_a_clear_error(tmp_path, scripted_llm, no_llm_settings):
@@ -94,7 +94,8 @@ def test_an_llm_failure_stops_the_run_unless_fail_open(tmp_path, scripted_llm, n
         run(tmp_path, SET_1, detector="llm", base_url=scripted_llm.base_url)
     scripted_llm.push(http_error(500))
     lines = run(tmp_path, SET_1, detector="llm", base_url=scripted_llm.base_url, fail_open=True)
-    assert lines == [{"id": "set-1", "conflicts": [], "llm_calls": 1, "error": "http_error"}]
+    assert lines == [{"id": "set-1", "conflicts": [], "llm_calls": 1,
+                      "error": {"kind": "http_error", "detail": "HTTP 500: scripted failure"}}]
 
 
 def test_auto_detector_runs_claims_then_the_llm_on_the_rest(tmp_path, scripted_llm, no_llm_settings, monkeypatch):
@@ -109,7 +110,8 @@ def test_auto_detector_runs_claims_then_the_llm_on_the_rest(tmp_path, scripted_l
     user = scripted_llm.requests[0]["messages"][1]["content"]
     assert "faq-40 | faq-77\nfaq-12 | faq-77" in user  # in rank order
     assert "faq-12 | faq-40" not in user
-    assert lines == [{"id": "set-1", "conflicts": [flagged.as_json()], "llm_calls": 1}]
+    assert lines == [{"id": "set-1", "conflicts": [flagged.as_json()], "llm_calls": 1,
+                      "dropped": {"invented_refs": 0, "bad_snippets": 0}}]
 
 
 @pytest.mark.parametrize("bad_line, message", [

@@ -6,7 +6,16 @@ import datetime as dt
 import pytest
 
 from agents.llm import LLMError
-from agents.llm_detector import SCHEMA_NAME, VERDICTS_SCHEMA, detect_with_llm, verdicts_from_result
+from agents.llm_detector import (
+    ARTICLES_ARE_DATA,
+    MAX_TOKENS_BASE,
+    MAX_TOKENS_PER_PAIR,
+    SCHEMA_NAME,
+    VERDICTS_SCHEMA,
+    detect_with_llm,
+    reply_budget,
+    verdicts_from_result,
+)
 from agents.types import ArticleText
 from tests.support.scripted_llm import answer, http_error, message_text, verdict, verdicts
 
@@ -70,12 +79,12 @@ def test_the_schema_puts_the_explanation_before_the_verdict():
     assert list(item) == ["refs", "explanation", "conflict", "type", "snippets"]
 
 
-def test_json_object_mode_sends_the_schema_in_the_prompt(scripted_llm):
+def test_json_object_mode_sends_the_schema_in_response_format_and_the_user_message(scripted_llm):
     scripted_llm.push(answer(verdicts()))
     detect(scripted_llm, json_mode="json_object")
     (request,) = scripted_llm.requests
-    assert request["response_format"] == {"type": "json_object"}
-    assert '"explanation"' in message_text(request, "system")
+    assert request["response_format"] == {"type": "json_object", "schema": VERDICTS_SCHEMA}
+    assert '"explanation"' in message_text(request, "user")
 
 
 def test_invented_refs_are_dropped_and_counted_and_leave_their_pairs_unjudged(scripted_llm):
@@ -158,3 +167,25 @@ def test_a_failed_call_raises_llm_error(scripted_llm):
     with pytest.raises(LLMError) as raised:
         detect(scripted_llm)
     assert raised.value.reason == "http_error"
+
+
+def test_the_reply_is_bounded_by_the_pairs_asked_and_the_data_note_is_repeated_for_the_user(scripted_llm):
+    scripted_llm.push(answer(verdicts()))
+    detect(scripted_llm)
+    (request,) = scripted_llm.requests
+    assert request["max_tokens"] == reply_budget(3) == MAX_TOKENS_BASE + 3 * MAX_TOKENS_PER_PAIR
+    assert ARTICLES_ARE_DATA in message_text(request, "system")
+    assert message_text(request, "user").endswith(ARTICLES_ARE_DATA)  # json_schema: no schema text needed
+
+
+def test_against_a_llama_cpp_like_server_auto_mode_gets_a_verdict(scripted_llm):
+    from tests.support.scripted_llm import LLAMA_CPP_QUIRKS, ScriptedLLM
+
+    with ScriptedLLM(quirks=LLAMA_CPP_QUIRKS) as server:
+        server.push(answer(verdicts(verdict("faq-12", "faq-40", snippets={"faq-12": "costs  €25"}))))
+        result = detect_with_llm(articles=ARTICLES, pairs=ALL_PAIRS, config=server.config(json_mode="auto"), now=NOW)
+        assert [finding.refs for finding in result.findings] == [("faq-12", "faq-40")]
+        (seen_refused, seen_answered) = server.seen
+        assert seen_answered["response_format"] == {"type": "json_object", "schema": VERDICTS_SCHEMA}
+        user = seen_answered["messages"][0]["content"]  # the only message the model got
+        assert ARTICLES_ARE_DATA in user and '"explanation"' in user

@@ -1,6 +1,7 @@
 import pytest
 
 from tests.factories import make_article
+from tests.support.igd_script import freedonia
 
 
 @pytest.fixture
@@ -11,3 +12,24 @@ def fare_articles(kb):
         "new": make_article(kb, "web-fares", "A single adult ticket to Inishmara costs €22.", index=False),
         "pets": make_article(kb, "faq-pets", "Dogs travel free on the outer deck.", index=False),
     }
+
+
+@pytest.fixture
+def capital(kb):
+    return make_article(kb, "faq-capital", "Freedonia facts. The capital of Freedonia is Sylvania.", title="Freedonia")
+
+
+@pytest.fixture
+def igd_server(settings, inline_detection, scripted_llm):
+    """IGD on the answer path through the scripted server; its chat route answers the plain path."""
+    settings.IGD_BACKEND = "openai"
+    settings.LLM = {**settings.LLM, "base_url": scripted_llm.base_url, "model": scripted_llm.model, "timeout_s": 2.0}
+    settings.IGD_MAX_NEW_TOKENS = 4
+
+    def respond(request):
+        if "prompt" in request:
+            return freedonia(request)
+        return {"reply": "Plain answer: Sylvania. [[faq-capital]]"}
+
+    scripted_llm.respond = respond
+    return scripted_llm

@@ -34,12 +34,12 @@ def make_conflict(kb, first, second, *, status: str = "open", explanation: str =
     return conflict
 
 
-def add_occurrence(conflict: Conflict, *, external_id: str, question: str, reply: str, cited: bool = False):
+def add_occurrence(conflict: Conflict, *, external_id: str, question: str, reply: str, citation: str = "neither"):
     turn = Turn.objects.create(knowledge_base=conflict.knowledge_base, external_id=external_id, question=question,
                                reply=reply, reply_sent_at=timezone.now())
     return ConflictOccurrence.objects.create(
         conflict=conflict, turn=turn, version_low_id=conflict.article_low.current_version_id,
-        version_high_id=conflict.article_high.current_version_id, detector="claims", cited=cited,
+        version_high_id=conflict.article_high.current_version_id, detector="claims", citation=citation,
     )
 
 

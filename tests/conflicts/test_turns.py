@@ -80,11 +80,23 @@ def test_reply_citations_are_parsed_and_marked_on_occurrences(kb, fare_articles,
     assert pets.rank is None  # cited without being retrieved
     conflict = Conflict.objects.get()
     assert conflict.times_cited == 1
-    assert ConflictOccurrence.objects.get(conflict=conflict).cited
+    assert ConflictOccurrence.objects.get(conflict=conflict).citation == "one"
     # the first reply recorded stands
     turn_reply_record(turn=turn, reply="Another reply [[faq-fare-old]]")
     turn.refresh_from_db()
     assert turn.reply.startswith("It costs €22")
+    assert Conflict.objects.get().times_cited == 1
+
+
+@pytest.mark.django_db
+def test_a_reply_citing_both_articles_is_recorded_as_both_and_counted_once(
+    kb, fare_articles, inline_detection, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        turn, _ = report(kb, reply="€18 [[faq-fare-old]] or €22 [[web-fares]]")
+        other, _ = report(kb, external_id="t-2")
+    assert ConflictOccurrence.objects.get(turn=turn).citation == "both"
+    assert ConflictOccurrence.objects.get(turn=other).citation == "neither"
     assert Conflict.objects.get().times_cited == 1
 
 

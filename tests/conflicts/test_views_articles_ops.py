@@ -191,3 +191,41 @@ def test_dashboard_figures_chart_and_top_articles(client, kb, other_kb, reviewer
     assert figures.top_articles[0][0] == hub and figures.top_articles[0][1] == 3
     html = response.content.decode()
     assert "<svg" in html and html.count('class="bar opened"') == 14 and "Hub article" in html
+
+
+def test_restore_that_would_bring_back_a_reviewed_conflict_says_which_and_asks_first(client, kb, reviewer):
+    from conflicts.services import ArticleFix, conflict_resolve
+
+    a = make_article(kb, "fares-2025", "A car ticket costs €25 one way.", title="Car fares 2025", index=False)
+    b = make_article(kb, "fares-2026", "A car ticket costs €32 one way.", title="Car fares 2026", index=False)
+    v1 = a.current_version
+    conflict = make_conflict(kb, a, b)
+    conflict_resolve(conflict=conflict, actor=reviewer, fixes=[
+        ArticleFix(article_id=a.pk, expected_version_id=v1.pk, action="edit", body="A car ticket costs €32 one way.")])
+    a.refresh_from_db()
+    client.force_login(reviewer)
+    url = reverse("article_version_restore", args=[a.pk, v1.pk])
+    response = client.post(url, {"expected_version_id": a.current_version_id})
+    html = response.content.decode()
+    assert response.status_code == 200 and "1 reviewed conflict will come back to Open" in html
+    assert f'data-conflict="{conflict.pk}"' in html and "finds the contradiction in the restored text" in html
+    assert 'name="confirm" value="1"' in html
+    assert Article.objects.get(pk=a.pk).current_version.number == 2  # nothing restored yet
+    response = client.post(url, {"expected_version_id": a.current_version_id, "confirm": "1"})
+    assert response.status_code == 302 and Article.objects.get(pk=a.pk).current_version.number == 3
+
+
+def test_undelete_of_the_article_a_review_deleted_asks_first(client, kb, reviewer):
+    from conflicts.services import ArticleFix, conflict_resolve
+
+    a = make_article(kb, "fares-2025", "A car ticket costs €25 one way.", title="Car fares 2025", index=False)
+    b = make_article(kb, "fares-2026", "A car ticket costs €32 one way.", title="Car fares 2026", index=False)
+    conflict = make_conflict(kb, a, b)
+    conflict_resolve(conflict=conflict, actor=reviewer, fixes=[
+        ArticleFix(article_id=a.pk, expected_version_id=a.current_version_id, action="delete")])
+    client.force_login(reviewer)
+    response = client.post(reverse("article_restore", args=[a.pk]))
+    assert response.status_code == 200 and "resolved by deleting this article" in response.content.decode()
+    assert Article.objects.get(pk=a.pk).status == ArticleStatus.DELETED
+    assert client.post(reverse("article_restore", args=[a.pk]), {"confirm": "1"}).status_code == 302
+    assert Article.objects.get(pk=a.pk).status == ArticleStatus.ACTIVE

@@ -72,6 +72,24 @@ def test_detail_queries_do_not_grow_with_occurrences(client, kb, reviewer, djang
     assert len(response.context["occurrences"]) == 20
 
 
+def test_occurrences_filter_by_what_the_reply_cited(client, kb, reviewer):
+    a = make_article(kb, "a", "Tickets cost €10.", index=False)
+    b = make_article(kb, "b", "Tickets cost €12.", index=False)
+    conflict = make_conflict(kb, a, b)
+    for i, citation in enumerate(["both", "one", "one", "neither"]):
+        add_occurrence(conflict, external_id=f"t{i}-{citation}", question=f"q{i}", reply=f"r{i}", citation=citation)
+    client.force_login(reviewer)
+    url = reverse("conflict_detail", args=[conflict.pk])
+    page = client.get(url)
+    counts = {f["name"]: f["count"] for f in page.context["occurrence_filters"]}
+    assert counts == {"": 4, "cited": 3, "both": 1, "one": 2, "neither": 1}
+    partial = client.get(url, {"cited": "one"}, **HTMX)
+    html = partial.content.decode()
+    assert "<html" not in html and html.count('class="occurrence"') == 2 and "t1-one" in html and "t0-both" not in html
+    assert [o.turn.external_id for o in client.get(url, {"cited": "cited"}).context["occurrences"]] == ["t2-one", "t1-one", "t0-both"]
+    assert len(client.get(url, {"cited": "bogus"}).context["occurrences"]) == 4  # unknown filter: all
+
+
 def test_resolve_by_editing_one_article_reindexes_and_search_shows_the_fix(client, kb, detected, reviewer):
     conflict, a, b, _ = detected
     low_is_a = conflict.article_low_id == a.pk

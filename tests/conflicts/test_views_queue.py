@@ -52,17 +52,29 @@ def test_tabs_show_counts_and_rows(client, kb, articles, reviewer):
     make_conflict(kb, a[0], a[1], explanation="Car fare differs", times_cited=2)
     make_conflict(kb, a[2], a[3], status="processed")
     make_conflict(kb, a[4], a[5], status="dismissed")
-    make_conflict(kb, a[6], a[7], status="dismissed", recurred_after_review=True)
+    make_conflict(kb, a[6], a[7], status="dismissed")
     client.force_login(reviewer)
     response = client.get(reverse("conflict_queue"))
     tabs = {t["status"]: t["count"] for t in response.context["tabs"]}
     assert tabs == {"open": 1, "processed": 1, "dismissed": 2}
     html = response.content.decode()
     assert "Article 0" in html and "Article 1" in html and "Car fare differs" in html
-    assert "cited ×2" in html
-    assert "recurred after review" not in html  # only on the dismissed tab
+    assert "cited in 2 replies" in html and "retrieved in 1" in html
+    assert "Impact order: replies that cited either article" in html
     dismissed = client.get(reverse("conflict_queue"), {"status": "dismissed"}).content.decode()
-    assert "recurred after review" in dismissed and "Article 6" in dismissed and "Article 0" not in dismissed
+    assert "Article 6" in dismissed and "Article 0" not in dismissed
+
+
+def test_regressed_conflicts_are_marked_in_open_and_filterable(client, kb, articles, reviewer):
+    a = articles
+    make_conflict(kb, a[0], a[1])
+    regressed = make_conflict(kb, a[2], a[3], substatus="regressed", recurred_after_review=True)
+    client.force_login(reviewer)
+    html = client.get(reverse("conflict_queue")).content.decode()
+    assert html.count('class="badge regressed"') == 1
+    response = client.get(reverse("conflict_queue"), {"regressed": "1"})
+    assert [c.pk for c in response.context["conflicts"]] == [regressed.pk]
+    assert response.context["tabs"][0]["count"] == 1
 
 
 def test_htmx_tab_switch_renders_only_the_partial_with_href_fallback(client, kb, articles, reviewer):

@@ -117,7 +117,7 @@ def test_reviewer_fixes_a_demo_conflict_and_retrieval_shows_the_fix(browser, liv
     rows = page.locator("tr.conflict-row")
     assert rows.count() == len(conflicts)
     assert rows.first.get_attribute("data-conflict") == str(conflicts[0].pk)
-    expect(page.locator(f'tr[data-conflict="{monthly.pk}"] .badge.cited')).to_be_visible()
+    expect(page.locator(f'tr[data-conflict="{monthly.pk}"] .cited-count')).to_contain_text("cited in")
     page.screenshot(path=str(ARTIFACTS / "console-queue.png"), full_page=True)
     page.evaluate("window.__noReload = true")
     page.click('a.tab[data-status="processed"]')

@@ -5,6 +5,16 @@ Real HTTP, real `openai` client, real JSON: only the model is scripted. Each POS
 callback when the queue is empty; with neither, it answers HTTP 500 "script exhausted", so an
 unexpected call is visible. Every request body is recorded in `requests`.
 
+Like real servers it honours `max_tokens` (a reply longer than the limit, at ~4 characters per
+token, is cut and ends with finish_reason "length") and returns `top_logprobs` alternatives when
+asked. POST /v1/completions (raw prompts) is served from the same queue; a `NextToken` behaviour answers it
+with one token and exactly the top log-probabilities scripted (IGD's OpenAI-compatible backend).
+
+`ScriptedLLM(quirks=LLAMA_CPP_QUIRKS)` behaves like llama-cpp-python's server where it differs from
+OpenAI's: HTTP 500 on response_format json_schema, log-probabilities only when top_logprobs is set,
+`n` ignored (one choice), system messages dropped by the chat format (`seen` records the messages
+the model actually got), and chat log-probabilities in the completions shape on request.
+
 Use in tests through the `scripted_llm` fixture (registered with
 `pytest_plugins = ["tests.support.scripted_llm"]`), or from a benchmark:
 
@@ -24,6 +34,16 @@ from typing import Any, Callable
 
 import pytest
 
+# llama-cpp-python's server, where it differs from OpenAI's API.
+REJECTS_JSON_SCHEMA = "rejects_json_schema"  # HTTP 500: it takes only response_format text / json_object
+LOGPROBS_NEED_TOP_LOGPROBS = "logprobs_need_top_logprobs"  # `logprobs: true` alone returns null
+IGNORES_N = "ignores_n"  # one choice whatever n is
+DROPS_SYSTEM = "drops_system"  # the `gemma` chat format leaves system messages out of the prompt
+LLAMA_CPP_QUIRKS = frozenset({REJECTS_JSON_SCHEMA, LOGPROBS_NEED_TOP_LOGPROBS, IGNORES_N, DROPS_SYSTEM})
+# Older servers answer the chat endpoint with completions-shaped logprobs (tokens / token_logprobs / top_logprobs).
+COMPLETIONS_SHAPED_LOGPROBS = "completions_shaped_logprobs"
+CHARS_PER_TOKEN = 4
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -42,7 +62,16 @@ class HTTPFailure:
     delay_s: float = 0.0
 
 
-Behaviour = Reply | HTTPFailure
+@dataclass(frozen=True)
+class NextToken:
+    """A /v1/completions reply of one token: the top log-probabilities at that position (the token sent is the
+    most likely). `top=None` sends no logprobs at all, as servers that do not support them do."""
+
+    top: dict[str, float] | None
+    delay_s: float = 0.0
+
+
+Behaviour = Reply | HTTPFailure | NextToken
 Respond = Callable[[dict], Any]  # request JSON -> content (dict or str) or a Behaviour
 
 
@@ -107,11 +136,16 @@ def message_text(request: dict, role: str) -> str:
 
 
 class ScriptedLLM:
-    def __init__(self, *, respond: Respond | None = None, delay_s: float = 0.0, model: str = "scripted-model") -> None:
+    def __init__(
+        self, *, respond: Respond | None = None, delay_s: float = 0.0, model: str = "scripted-model",
+        quirks: frozenset[str] = frozenset(),
+    ) -> None:
         self.respond = respond
         self.delay_s = delay_s  # added to every response: a stand-in for model latency in benchmarks
         self.model = model
-        self.requests: list[dict] = []
+        self.quirks = frozenset(quirks)
+        self.requests: list[dict] = []  # request bodies as sent
+        self.seen: list[dict] = []  # the same requests as the model got them (after DROPS_SYSTEM)
         self._script: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -127,10 +161,14 @@ class ScriptedLLM:
         return self
 
     def stop(self) -> None:
+        from agents.llm import forget_json_modes
+
         self._stopping.set()  # wakes handlers waiting out a delay
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+        # What `auto` learnt about this address must not carry over to the next server on the same port.
+        forget_json_modes()
 
     def __enter__(self) -> "ScriptedLLM":
         return self.start()
@@ -167,45 +205,51 @@ class ScriptedLLM:
 
     # --- serving -----------------------------------------------------------------------------
     def _next_behaviour(self, request: dict) -> Behaviour:
+        seen = request
+        if DROPS_SYSTEM in self.quirks:
+            seen = {**request, "messages": [m for m in request.get("messages", []) if m.get("role") != "system"]}
         with self._lock:
             self.requests.append(request)
+            self.seen.append(seen)
+            if REJECTS_JSON_SCHEMA in self.quirks and (request.get("response_format") or {}).get("type") == "json_schema":
+                # Refused before any script is used, as the real server refuses before generating.
+                return HTTPFailure(status=500, message="response_format type must be 'text' or 'json_object'")
             if self._script:
                 return self._script.popleft()
         if self.respond is not None:
-            produced = self.respond(request)
-            return produced if isinstance(produced, (Reply, HTTPFailure)) else answer(produced)
+            produced = self.respond(seen)
+            return produced if isinstance(produced, (Reply, HTTPFailure, NextToken)) else answer(produced)
         return HTTPFailure(status=500, message="script exhausted: no behaviour queued for this request")
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
 
-    def _completion(self, request: dict, reply: Reply) -> dict:
-        prompt_chars = sum(len(message.get("content") or "") for message in request.get("messages", []))
+    def _completion(self, request: dict, reply: Reply, *, chat: bool = True) -> dict:
+        prompt_chars = (sum(len(message.get("content") or "") for message in request.get("messages", []))
+                        if chat else len(str(request.get("prompt") or "")))
+        contents = reply.contents[:1] if IGNORES_N in self.quirks else reply.contents
         choices = []
         completion_tokens = 0
-        for index, content in enumerate(reply.contents):
+        for index, content in enumerate(contents):
             text = content if isinstance(content, str) else json.dumps(content)
+            finish_reason = reply.finish_reason
+            limit = request.get("max_tokens")
+            if limit and _rough_tokens(text) > limit:
+                text, finish_reason = text[: limit * CHARS_PER_TOKEN], "length"
             completion_tokens += _rough_tokens(text)
-            logprobs = None
-            if request.get("logprobs") and reply.logprobs is not None and index < len(reply.logprobs):
-                logprobs = {
-                    "content": [
-                        {"token": f"t{position}", "logprob": value, "bytes": None, "top_logprobs": []}
-                        for position, value in enumerate(reply.logprobs[index])
-                    ],
-                    "refusal": None,
-                }
-            choices.append({
-                "index": index,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": reply.finish_reason,
-                "logprobs": logprobs,
-            })
+            values = reply.logprobs[index] if reply.logprobs is not None and index < len(reply.logprobs) else None
+            logprobs = self._logprobs(request, values, chat=chat)
+            choice: dict = {"index": index, "finish_reason": finish_reason, "logprobs": logprobs}
+            if chat:
+                choice["message"] = {"role": "assistant", "content": text}
+            else:
+                choice["text"] = text
+            choices.append(choice)
         prompt_tokens = _rough_tokens("x" * prompt_chars)
         return {
-            "id": f"chatcmpl-scripted-{next(self._ids)}",
-            "object": "chat.completion",
+            "id": f"{'chatcmpl' if chat else 'cmpl'}-scripted-{next(self._ids)}",
+            "object": "chat.completion" if chat else "text_completion",
             "created": int(time.time()),
             "model": request.get("model") or self.model,
             "choices": choices,
@@ -216,9 +260,62 @@ class ScriptedLLM:
             },
         }
 
+    def _logprobs(self, request: dict, values: tuple[float, ...] | None, *, chat: bool) -> dict | None:
+        """The scripted token logprobs, each with `top` alternatives (the token itself first), in the asked shape."""
+        if values is None:
+            return None
+        if chat:
+            if not request.get("logprobs"):
+                return None
+            top = int(request.get("top_logprobs") or 0)
+            if top < 1 and LOGPROBS_NEED_TOP_LOGPROBS in self.quirks:
+                return None
+        else:
+            top = request.get("logprobs")
+            if top is None:
+                return None
+            top = int(top)
+        tokens = [f"t{position}" for position in range(len(values))]
+        alternatives = [
+            [(token, value)] + [(f"{token}-alt{rank}", value - rank) for rank in range(1, top)]
+            for token, value in zip(tokens, values)
+        ]
+        if not chat or COMPLETIONS_SHAPED_LOGPROBS in self.quirks:
+            return {
+                "tokens": tokens,
+                "token_logprobs": list(values),
+                "top_logprobs": [dict(alts[:top]) for alts in alternatives] if top else None,
+                "text_offset": [CHARS_PER_TOKEN * position for position in range(len(values))],
+            }
+        return {
+            "content": [
+                {"token": token, "logprob": value, "bytes": None,
+                 "top_logprobs": [{"token": alt, "logprob": lp, "bytes": None} for alt, lp in alts[:top]]}
+                for token, value, alts in zip(tokens, values, alternatives)
+            ],
+            "refusal": None,
+        }
+
+
+    def _text_completion(self, request: dict, reply: NextToken) -> dict:
+        token = max(reply.top, key=reply.top.get) if reply.top else ""
+        logprobs = None
+        if reply.top and request.get("logprobs"):
+            top = dict(sorted(reply.top.items(), key=lambda item: -item[1])[: int(request["logprobs"])])
+            logprobs = {"tokens": [token], "token_logprobs": [reply.top[token]], "top_logprobs": [top], "text_offset": [0]}
+        prompt_tokens = _rough_tokens(str(request.get("prompt") or ""))
+        return {
+            "id": f"cmpl-scripted-{next(self._ids)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.model,
+            "choices": [{"index": 0, "text": token, "finish_reason": "length", "logprobs": logprobs}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1},
+        }
+
 
 def _rough_tokens(text: str) -> int:
-    return max(1, len(text) // 4)  # the usual ~4 characters per token; good enough for ratios
+    return max(1, len(text) // CHARS_PER_TOKEN)  # the usual ~4 characters per token; good enough for ratios
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -233,7 +330,8 @@ class _Handler(BaseHTTPRequestHandler):
         scripted: ScriptedLLM = self.server.scripted  # type: ignore[attr-defined]
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         try:
@@ -245,8 +343,10 @@ class _Handler(BaseHTTPRequestHandler):
         scripted._wait(scripted.delay_s + behaviour.delay_s)
         if isinstance(behaviour, HTTPFailure):
             self._send(behaviour.status, {"error": {"message": behaviour.message, "type": "server_error"}})
+        elif isinstance(behaviour, NextToken):
+            self._send(200, scripted._text_completion(request, behaviour))
         else:
-            self._send(200, scripted._completion(request, behaviour))
+            self._send(200, scripted._completion(request, behaviour, chat=route == "/v1/chat/completions"))
 
     def _send(self, status: int, payload: dict) -> None:
         body = json.dumps(payload).encode()

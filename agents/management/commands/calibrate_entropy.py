@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.llm import JSON_MODES, PLACEHOLDER_API_KEY, LLMConfig, LLMError
+from agents.llm import JSON_MODES, LLMError, llm_config_for
 from agents.macr.analyzer import normalise_answer
 from agents.macr.assessment import DEFAULT_SAMPLES, assess_knowledge
 from agents.macr.entropy import calibrate_threshold
@@ -32,11 +31,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", default="conflictbank", choices=["conflictbank", "ramdocs"])
-        parser.add_argument("--base-url", required=True)
-        parser.add_argument("--model", default="")
+        # Defaults: the suggestions purpose's settings, as for macr_eval.
+        parser.add_argument("--base-url", default=None)
+        parser.add_argument("--model", default=None)
         parser.add_argument("--api-key", default=None)
-        parser.add_argument("--json-mode", default="json_schema", choices=JSON_MODES)
-        parser.add_argument("--timeout", type=float, default=60.0)
+        parser.add_argument("--json-mode", default=None, choices=JSON_MODES)
+        parser.add_argument("--timeout", type=float, default=None)
         parser.add_argument("--limit", type=int, default=None)
         parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
         parser.add_argument("--no-logprobs", action="store_true")
@@ -51,9 +51,10 @@ class Command(BaseCommand):
         except (FileNotFoundError, KeyError, ValueError) as error:
             raise CommandError(str(error)) from error
         items = items[: options["limit"]] if options["limit"] else items
-        config = LLMConfig(base_url=options["base_url"], model=options["model"], timeout_s=options["timeout"],
-                           api_key=options["api_key"] or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY,
-                           json_mode=options["json_mode"])
+        config = llm_config_for("suggestions", base_url=options["base_url"], model=options["model"],
+                                timeout_s=options["timeout"], api_key=options["api_key"], json_mode=options["json_mode"])
+        if config is None:
+            raise CommandError("no LLM endpoint: pass --base-url or set OPENAI_BASE_URL (or SUGGESTIONS_LLM_BASE_URL)")
         if options["embedder"] == "minilm":
             from articles.embeddings import embed_texts as embed
         else:
@@ -67,7 +68,7 @@ class Command(BaseCommand):
                                               logprobs=not options["no_logprobs"])
             except LLMError as error:
                 failures += 1
-                self.stderr.write(f"{item.id}: LLM {error.reason}; skipped")
+                self.stderr.write(f"{item.id}: LLM {error.reason} ({error.detail}); skipped")
                 continue
             counts = Counter(normalise_answer(answer) for answer in assessment.answers)
             majority = next(answer for answer in assessment.answers if normalise_answer(answer) == counts.most_common(1)[0][0])

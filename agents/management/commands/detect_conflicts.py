@@ -3,20 +3,22 @@
 input line:  {"id", "question", "now"?, "articles": [{"ref", "title", "body", "updated_at", "source"}]}
              (other keys are ignored, so a labelled file can be fed as is)
 output line: {"id", "conflicts": [{"refs": [a, b], "type", "explanation", "snippets": {a: ..., b: ...}}],
-              "llm_calls": n}
+              "llm_calls": n, "dropped"?: {"invented_refs": n, "bad_snippets": n} (when the LLM answered),
+              "error"?: {"kind": reason, "detail": "..."} (with --fail-open)}
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.detection import DETECTORS, run_detection
-from agents.llm import JSON_MODES, PLACEHOLDER_API_KEY, LLMConfig, LLMError, llm_config_for
+from agents.llm import JSON_MODES, LLMConfig, LLMError, llm_config_for
 from agents.types import ArticleText
 
 
@@ -36,8 +38,10 @@ class Command(BaseCommand):
         parser.add_argument("--detector", choices=DETECTORS, default="auto")
         parser.add_argument("--base-url", help="LLM endpoint (overrides the detection LLM setting)")
         parser.add_argument("--model", help="LLM model name (overrides the setting)")
-        parser.add_argument("--json-mode", choices=JSON_MODES, help="json_schema, or json_object for llama.cpp")
+        parser.add_argument("--json-mode", choices=JSON_MODES,
+                            help="overrides LLM_JSON_MODE: auto, json_schema, or json_object (llama.cpp)")
         parser.add_argument("--timeout", type=float, help="LLM timeout in seconds (overrides the setting)")
+        parser.add_argument("--max-tokens", type=int, help="tokens per LLM reply (overrides the setting)")
         parser.add_argument(
             "--fail-open", action="store_true",
             help='on an LLM error write {"conflicts": [], "error": reason} for that set instead of stopping',
@@ -61,6 +65,8 @@ class Command(BaseCommand):
             )
 
         total_conflicts = total_calls = 0
+        dropped_total: Counter = Counter()
+        errors: Counter = Counter()
         with Path(options["output"]).open("w", encoding="utf-8") as output:
             for retrieval_set in retrieval_sets:
                 line: dict[str, Any] = {"id": retrieval_set.id}
@@ -72,32 +78,33 @@ class Command(BaseCommand):
                 except LLMError as error:
                     if not options["fail_open"]:
                         raise CommandError(f"set {retrieval_set.id!r}: LLM error: {error.reason} ({error.detail})")
-                    line.update(conflicts=[], llm_calls=1, error=error.reason)
+                    errors[error.reason] += 1
+                    line.update(conflicts=[], llm_calls=error.calls,
+                                error={"kind": error.reason, "detail": error.detail})
                 else:
                     line.update(conflicts=[finding.as_json() for finding in outcome.findings],
                                 llm_calls=outcome.llm_calls)
+                    if outcome.llm_calls:
+                        dropped = {"invented_refs": outcome.dropped_invented_refs,
+                                   "bad_snippets": outcome.dropped_bad_snippets}
+                        line["dropped"] = dropped
+                        dropped_total.update(dropped)
                 total_conflicts += len(line["conflicts"])
                 total_calls += line["llm_calls"]
                 output.write(json.dumps(line, ensure_ascii=False) + "\n")
-        self.stderr.write(
-            f"{len(retrieval_sets)} sets, {total_conflicts} conflicts, {total_calls} LLM calls ({detector})"
-        )
+        summary = f"{len(retrieval_sets)} sets, {total_conflicts} conflicts, {total_calls} LLM calls ({detector})"
+        if sum(dropped_total.values()):
+            summary += (f"; dropped {dropped_total['invented_refs']} invented refs, "
+                        f"{dropped_total['bad_snippets']} quotes not in their article")
+        if errors:
+            summary += "; LLM errors: " + ", ".join(f"{kind} {count}" for kind, count in sorted(errors.items()))
+        self.stderr.write(summary)
 
     def _llm_config(self, options: dict[str, Any]) -> LLMConfig | None:
-        configured = llm_config_for("detection")
-        base_url = options.get("base_url") or (configured.base_url if configured else None)
-        if not base_url:
-            return None
-        overrides = {
-            "base_url": base_url,
-            "model": options.get("model") or (configured.model if configured else ""),
-            "json_mode": options.get("json_mode") or (configured.json_mode if configured else "json_schema"),
-        }
-        if options.get("timeout"):
-            overrides["timeout_s"] = options["timeout"]
-        if configured is None:
-            return LLMConfig(api_key=PLACEHOLDER_API_KEY, **overrides)
-        return dataclasses.replace(configured, **overrides)
+        # The detection purpose's settings, with this command's options laid over them.
+        return llm_config_for("detection", base_url=options.get("base_url"), model=options.get("model"),
+                              json_mode=options.get("json_mode"), timeout_s=options.get("timeout"),
+                              max_tokens=options.get("max_tokens"))
 
 
 def parse_line(text: str, line_number: int) -> RetrievalSet:

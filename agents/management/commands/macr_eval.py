@@ -1,8 +1,11 @@
 """The MACR paper's experiments: EM / ROUGE-L per dataset and method, and LLM calls per question. No database.
 
     python manage.py macr_eval --dataset conflictbank|ramdocs|kb-conflicts-dev|all \\
-        --methods direct,icl,macr,macr_no_kar,macr_cot [--contexts 2,3,4] --base-url URL --model M \\
-        [--json-mode json_object] [--limit N] [--data-dir ../shared/datasets] [--output predictions.jsonl]
+        --methods direct,icl,macr,macr_no_kar,macr_cot [--contexts 2,3,4] [--base-url URL] [--model M] \\
+        [--json-mode auto|json_schema|json_object] [--limit N] [--data-dir ../shared/datasets] [--output predictions.jsonl]
+
+The endpoint, model, key, timeout, JSON mode and token limit are the suggestions purpose's settings
+(SUGGESTIONS_LLM_* falling back to OPENAI_BASE_URL, LLM_MODEL, LLM_JSON_MODE, ...), each overridable here.
 
 What each dataset's items, gold answers and metrics are: agents/macr/evaluation.py.
 """
@@ -10,13 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.llm import JSON_MODES, PLACEHOLDER_API_KEY, LLMConfig
+from agents.llm import JSON_MODES, learnt_json_mode, llm_config_for
 from agents.macr.assessment import DEFAULT_SAMPLES, DEFAULT_THRESHOLD
 from agents.macr.evaluation import (
     DATASETS,
@@ -48,11 +50,14 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])
         parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
         parser.add_argument("--contexts", default="4", help="ConflictBank contexts per question, e.g. 2,3,4")
-        parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
-        parser.add_argument("--model", default="", help="model name sent to the endpoint")
-        parser.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY, else a placeholder")
-        parser.add_argument("--json-mode", default="json_schema", choices=JSON_MODES)
-        parser.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM call")
+        parser.add_argument("--base-url", default=None,
+                            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: the setting)")
+        parser.add_argument("--model", default=None, help="model name sent to the endpoint (default: the setting)")
+        parser.add_argument("--api-key", default=None, help="default: the setting (OPENAI_API_KEY), else a placeholder")
+        parser.add_argument("--json-mode", default=None, choices=JSON_MODES, help="default: LLM_JSON_MODE (auto)")
+        parser.add_argument("--timeout", type=float, default=None, help="seconds per LLM call (default: the setting)")
+        parser.add_argument("--max-tokens", type=int, default=None,
+                            help="tokens per reply for every step (default: each step's own budget)")
         parser.add_argument("--limit", type=int, default=None, help="first N items of each dataset (per N of --contexts)")
         parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
         parser.add_argument("--tau", type=float, default=DEFAULT_THRESHOLD, help="entropy threshold (calibrate_entropy)")
@@ -94,11 +99,11 @@ class Command(BaseCommand):
                 loaded = kept
             items.extend(loaded)
 
-        config = LLMConfig(
-            base_url=options["base_url"],
-            api_key=options["api_key"] or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY,
-            model=options["model"], timeout_s=options["timeout"], json_mode=options["json_mode"],
-        )
+        config = llm_config_for("suggestions", base_url=options["base_url"], model=options["model"],
+                                api_key=options["api_key"], timeout_s=options["timeout"],
+                                json_mode=options["json_mode"], max_tokens=options["max_tokens"])
+        if config is None:
+            raise CommandError("no LLM endpoint: pass --base-url or set OPENAI_BASE_URL (or SUGGESTIONS_LLM_BASE_URL)")
         rules = [*executable_rules(), *SEED_TEXTUAL_RULES]
         if options["rules"]:
             rules += textual_rules_from_file(Path(options["rules"]))
@@ -120,8 +125,11 @@ class Command(BaseCommand):
             with Path(options["output"]).open("w", encoding="utf-8") as output:
                 for record in report.records:
                     output.write(json.dumps(record, ensure_ascii=False) + "\n")
+        json_mode = config.json_mode
+        if json_mode == "auto":
+            json_mode = f"auto ({learnt_json_mode(config) or 'no JSON call made'})"
         self.stdout.write(f"MACR evaluation against {config.base_url} model={config.model or '(default)'} "
-                          f"json_mode={config.json_mode} tau={options['tau']} k={options['samples']} "
+                          f"json_mode={json_mode} tau={options['tau']} k={options['samples']} "
                           f"embedder={options['embedder']}; EM and ROUGE-L in %, LLM calls per question "
                           f"(each assessment sample counts as one call)")
         self.stdout.write(format_table(report))

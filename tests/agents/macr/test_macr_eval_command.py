@@ -156,3 +156,32 @@ def test_metric_functions_on_hand_computed_cases():
     assert rouge_l_f("", "x") == 0.0
     assert all_gold_no_wrong("Kate Smith and John Doe", ["kate smith", "John Doe"], ["Bob"])
     assert not all_gold_no_wrong("Kate Smithson; John Doe", ["Kate Smith", "John Doe"], [])  # whole words only
+
+
+def test_failures_keep_their_detail_and_are_counted_by_reason(tmp_path, scripted_llm):
+    table, _ = run_eval(tmp_path, scripted_llm, "--dataset", "ramdocs", "--methods", "direct,icl")
+    assert "LLM errors by reason: none" in table and "json_mode=auto (json_schema)" in table
+    scripted_llm.respond = lambda request: {"answer": "x" * 4000}  # cut by every step's budget
+    stdout = StringIO()
+    output = tmp_path / "failed.jsonl"
+    call_command("macr_eval", "--base-url", scripted_llm.base_url, "--data-dir", str(tmp_path), "--dataset", "ramdocs",
+                 "--methods", "direct,icl", "--max-tokens", "50", "--output", str(output), stdout=stdout)
+    failed = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [record["failure"] for record in failed] == [
+        f"{method}: LLM output_cut (output cut at 50 tokens (max_tokens) before the JSON was complete)"
+        for method in ("direct", "icl")]
+    assert [record["llm_calls"] for record in failed] == [1, 1]
+    assert "LLM errors by reason: output_cut 2" in stdout.getvalue()
+
+
+def test_the_json_mode_defaults_to_the_setting(tmp_path, scripted_llm, settings):
+    settings.LLM = {**settings.LLM, "json_mode": "json_object"}
+    run_eval(tmp_path, scripted_llm, "--dataset", "ramdocs", "--methods", "icl")
+    assert scripted_llm.requests[0]["response_format"]["type"] == "json_object"
+
+
+def test_without_an_endpoint_the_command_says_what_to_set(tmp_path, settings):
+    write_datasets(tmp_path)
+    settings.LLM = {**settings.LLM, "base_url": None}
+    with pytest.raises(CommandError, match="--base-url"):
+        call_command("macr_eval", "--data-dir", str(tmp_path), "--dataset", "ramdocs", "--methods", "icl")

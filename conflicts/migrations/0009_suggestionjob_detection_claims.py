@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0005_indexsyncjob_claims_progress'),
-        ('conflicts', '0005_conflict_queue_type_index'),
+        ('articles', '0006_indexsyncjob_claims_progress'),
+        ('conflicts', '0008_answer_settings'),
     ]
 
     operations = [

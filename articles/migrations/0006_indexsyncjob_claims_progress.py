@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0004_chunk_title_generated_search_vector'),
+        ('articles', '0005_sources'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,290 @@
+"""Intent-Guided Decoding over any backend that gives next-token log-probabilities for a batch of prompts.
+
+Branches (rows of one batch): 0 = user (the RAG prompt), 1 = context (the selected support snippet),
+2.. = memory (closed book, M prompt variants; their probabilities are averaged into one memory distribution).
+
+1. Previews: every row decodes greedily on its own (one batched forward per step): ŷ_user (= Direct RAG),
+   ŷ_ctx, and M memory previews, of which the most frequent is ŷ_mem.
+2. Answer-level memory filter (arithmetic.answer_filter) on teacher-forced sequence probabilities.
+3. Otherwise token-level correction: the five branches step together on the shared answer prefix, and each token
+   is the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the union of the branches' top-K.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Hashable, Protocol, Sequence
+
+import numpy as np
+
+from agents.igd.arithmetic import (
+    FilterDecision,
+    IGDParams,
+    Mode,
+    Reliability,
+    StepCorrection,
+    answer_filter,
+    context_reliability,
+    corrected_scores,
+    log_mean_exp,
+    memory_reliability,
+    step_correction,
+)
+from agents.igd.prompts import IGDPrompts, normalise_answer, preview_support, valid_short_answer
+
+Token = Hashable  # a vocabulary id (local backend) or the token's text (OpenAI-compatible backend)
+USER, CONTEXT, FIRST_MEMORY = 0, 1, 2
+
+
+class Distribution(Protocol):
+    def top(self, k: int) -> tuple[list[Token], np.ndarray]:
+        """The k most likely tokens and their log-probabilities, most likely first."""
+
+    def logprobs(self, tokens: Sequence[Token]) -> np.ndarray:
+        """Log-probabilities of the given tokens (an approximation for tokens a server did not return)."""
+
+
+class Decoder(Protocol):
+    def distributions(self) -> list[Distribution | None]:
+        """Next-token distribution per row; None for a finished row."""
+
+    def advance(self, tokens: Sequence[Token | None]) -> None:
+        """Append one token per row (None: the row has finished and is left alone)."""
+
+    def fork(self) -> "Decoder":
+        """An independent copy of the current state (prompt caches are shared work, not redone)."""
+
+    def sequence_logprobs(self, requests: Sequence[tuple[int, Sequence[Token]]]) -> list[float]:
+        """log P(continuation | row's current state) for each (row, continuation), teacher-forced."""
+
+
+class Backend(Protocol):
+    name: str
+
+    def open(self, prompts: Sequence[str]) -> Decoder:
+        """Start the rows (prompt processing) for these prompts, in this order."""
+
+    def is_end(self, token: Token) -> bool:
+        """End of sequence / turn."""
+
+    def is_line_break(self, token: Token) -> bool:
+        """The token holds a line break (answers are one line)."""
+
+    def text(self, tokens: Sequence[Token]) -> str:
+        """The text of generated tokens."""
+
+
+@dataclass(frozen=True)
+class TokenTrace:
+    text: str
+    jsd: float
+    gate: float
+    direction: float
+    lam: float
+
+
+@dataclass
+class IGDResult:
+    answer: str
+    source: str  # "memory" (answer-level filter routed to memory), "corrected" (token-level), "user" (neither)
+    mode: Mode
+    previews: dict[str, str]  # user / context / memory
+    memory_previews: list[str]
+    filter: FilterDecision | None
+    reliability: Reliability | None
+    trace: list[TokenTrace] = field(default_factory=list)
+    generated_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def memory_disagrees(self) -> bool:
+        return bool(self.filter and self.filter.memory_disagrees)
+
+    @property
+    def winner(self) -> str:
+        """Which source the answer followed, in words: the context, memory, or the user prompt as is."""
+        if self.source == "memory":
+            return "memory"
+        if self.source == "corrected" and self.trace:
+            lams = [step.lam for step in self.trace]
+            mean = sum(lams) / len(lams)
+            if mean > 0.05:
+                return "context"
+            if mean < -0.05:
+                return "memory"
+        return "user"
+
+
+def ends_answer(backend: Backend, token: Token, so_far: Sequence[Token]) -> bool:
+    """End of turn, or a line break once the answer has begun (leading blank lines are skipped)."""
+    if backend.is_end(token):
+        return True
+    return backend.is_line_break(token) and bool(backend.text(list(so_far)).strip())
+
+
+def greedy_rows(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> list[list[Token]]:
+    """Every row decodes its own argmax until a stop token; one batched step per token."""
+    outputs: list[list[Token]] = [[] for _ in range(rows)]
+    finished = [False] * rows
+    for _ in range(max_new_tokens):
+        step: list[Token | None] = []
+        for row, dist in enumerate(decoder.distributions()):
+            if finished[row] or dist is None:
+                step.append(None)
+                continue
+            token = dist.top(1)[0][0]
+            if ends_answer(backend, token, outputs[row]):
+                finished[row] = True
+                step.append(None)
+            else:
+                outputs[row].append(token)
+                step.append(token)
+        if all(finished):
+            break
+        decoder.advance(step)
+    return outputs
+
+
+def plain_greedy(*, backend: Backend, prompt: str, max_new_tokens: int) -> tuple[str, int]:
+    """The baseline: greedy decoding of one prompt. Returns (text, tokens generated)."""
+    tokens = greedy_rows(backend=backend, decoder=backend.open([prompt]), rows=1, max_new_tokens=max_new_tokens)[0]
+    return backend.text(tokens).strip(), len(tokens)
+
+
+def _choose_memory_preview(texts: list[str]) -> tuple[int, int]:
+    """Index of the most frequent normalised memory preview (first on ties) and how many previews agree with it."""
+    keys = [normalise_answer(text) for text in texts]
+    counts = Counter(keys)
+    best = max(range(len(keys)), key=lambda i: (counts[keys[i]], -i))
+    return best, counts[keys[best]]
+
+
+def _union(*token_lists: list[Token]) -> list[Token]:
+    seen: dict[Token, None] = {}
+    for tokens in token_lists:
+        for token in tokens:
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def _memory_logprobs(dists: list[Distribution], tokens: list[Token]) -> np.ndarray:
+    """The memory ensemble: mean of the variants' probabilities, as log-probabilities."""
+    stacked = np.stack([np.asarray(d.logprobs(tokens), dtype=np.float64) for d in dists])
+    top = stacked.max(axis=0)
+    return top + np.log(np.mean(np.exp(stacked - top), axis=0))
+
+
+def _memory_top(dists: list[Distribution], k: int) -> tuple[list[Token], np.ndarray]:
+    if len(dists) == 1:
+        return dists[0].top(k)
+    candidates = _union(*(d.top(k)[0] for d in dists))
+    logprobs = _memory_logprobs(dists, candidates)
+    order = np.argsort(-logprobs)[:k]
+    return [candidates[i] for i in order], logprobs[order]
+
+
+def igd_generate(
+    *,
+    backend: Backend,
+    prompts: IGDPrompts,
+    mode: Mode,
+    snippet: str,
+    snippet_quality: float,
+    params: IGDParams = IGDParams(),
+) -> IGDResult:
+    """One IGD answer. `snippet` is the context branch's support snippet, `snippet_quality` its similarity to the
+    question in [0, 1] (both from agents.answer.select_sentences on the answer path)."""
+    started = time.perf_counter()
+    memory_prompts = list(prompts.memory[: params.memory_variants])
+    rows = 2 + len(memory_prompts)
+    root = backend.open([prompts.user, prompts.context, *memory_prompts])
+
+    # 1. Previews.
+    outputs = greedy_rows(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens)
+    texts = [backend.text(tokens).strip() for tokens in outputs]
+    memory_texts = texts[FIRST_MEMORY:]
+    chosen, agreeing = _choose_memory_preview(memory_texts)
+    ctx_tokens, mem_tokens = outputs[CONTEXT], outputs[FIRST_MEMORY + chosen]
+    previews = {"user": texts[USER], "context": texts[CONTEXT], "memory": memory_texts[chosen]}
+    reliability = Reliability(
+        context=context_reliability(
+            preview_support=preview_support(previews["context"], snippet),
+            snippet_quality=max(0.0, min(1.0, snippet_quality)),
+            valid_short_answer=valid_short_answer(previews["context"], max_words=params.max_answer_words),
+        ),
+        memory=memory_reliability(agreeing_previews=agreeing, previews=len(memory_texts)),
+    )
+
+    def finish(answer: str, source: str, decision: FilterDecision | None, trace: list[TokenTrace], generated: int):
+        return IGDResult(
+            answer=answer, source=source, mode=mode, previews=previews, memory_previews=memory_texts,
+            filter=decision, reliability=reliability, trace=trace, generated_tokens=generated,
+            seconds=time.perf_counter() - started,
+        )
+
+    # 2. Answer-level memory filter, on the probabilities of the two previews from the prompt state.
+    decision = None
+    if params.answer_filter:
+        equal = normalise_answer(previews["context"]) == normalise_answer(previews["memory"])
+        if equal:
+            decision = FilterDecision(memory_ratio=1.0, user_ratio=1.0, memory_disagrees=False)
+        else:
+            memory_rows = range(FIRST_MEMORY, rows)
+            requests = [(USER, ctx_tokens), (USER, mem_tokens)]
+            requests += [(row, ctx_tokens) for row in memory_rows] + [(row, mem_tokens) for row in memory_rows]
+            scores = root.sequence_logprobs(requests)
+            per_variant = len(memory_rows)
+            decision = answer_filter(
+                memory_logp_mem=log_mean_exp(scores[2 + per_variant :]),
+                memory_logp_ctx=log_mean_exp(scores[2 : 2 + per_variant]),
+                user_logp_ctx=scores[0],
+                user_logp_mem=scores[1],
+                previews_equal=False,
+                params=params,
+            )
+        # STRICT keeps the context whatever memory thinks (the knowledge base is authoritative); the disagreement is
+        # still reported, so the answer path can record it on the article.
+        if decision.memory_disagrees and mode is Mode.TRUTH:
+            return finish(previews["memory"], "memory", decision, [], len(mem_tokens))
+
+    if not params.token_correction:
+        return finish(previews["user"], "user", decision, [], len(outputs[USER]))
+
+    # 3. Token-level correction around the user distribution.
+    decoder = root.fork()
+    prior = params.intent_prior(mode)
+    generated: list[Token] = []
+    trace: list[TokenTrace] = []
+    for _ in range(params.max_new_tokens):
+        dists = decoder.distributions()
+        user, context, memory = dists[USER], dists[CONTEXT], dists[FIRST_MEMORY:]
+        context_ids, context_top = context.top(params.top_k)
+        memory_ids, memory_top = _memory_top(memory, params.top_k)
+        pair = _union(context_ids, memory_ids)
+        correction: StepCorrection = step_correction(
+            context_top=context_top,
+            memory_top=memory_top,
+            context_on_union=np.asarray(context.logprobs(pair)),
+            memory_on_union=_memory_logprobs(memory, pair),
+            prior=prior,
+            reliability=reliability,
+            params=params,
+        )
+        candidates = _union(user.top(params.top_k)[0], context_ids, memory_ids)
+        scores = corrected_scores(
+            user=np.asarray(user.logprobs(candidates)),
+            context=np.asarray(context.logprobs(candidates)),
+            memory=_memory_logprobs(memory, candidates),
+            lam=correction.lam,
+        )
+        token = candidates[int(np.argmax(scores))]
+        if ends_answer(backend, token, generated):
+            break
+        generated.append(token)
+        trace.append(TokenTrace(
+            text=backend.text([token]), jsd=correction.jsd, gate=correction.gate, direction=correction.direction,
+            lam=correction.lam,
+        ))
+        decoder.advance([token] * rows)
+    return finish(backend.text(generated).strip(), "corrected", decision, trace, len(generated))

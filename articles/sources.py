@@ -1,0 +1,605 @@
+"""Sources and their sync: every write about where articles live. Each state change writes its audit row.
+
+A sync walks a source's documents (page URLs, a sitemap's pages, a folder's files, uploaded files).
+Unchanged documents cost a conditional request (304) or a hash comparison; only documents whose text
+changed become new article versions, and only those articles are re-indexed. Each document is applied
+in its own transaction, so a failing page leaves nothing of itself written and the others still land.
+A change to an article staff edited in the console since the last sync is held as a drift item
+(articles/sources_drift.py) instead of overwriting their text.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from lxml import etree
+
+from articles.ingest import SUPPORTED_SUFFIXES, IngestError, ParsedArticle, parse_path, slugify
+from articles.ingest import _supported_files as supported_files_in
+from articles.models import (
+    ACTIVE_SYNC_STATUSES,
+    CONSOLE_REASONS,
+    WEB_SOURCE_KINDS,
+    Article,
+    ArticleAudit,
+    ArticleAuditAction,
+    ArticleStatus,
+    ArticleVersion,
+    GonePolicy,
+    KnowledgeBase,
+    PageState,
+    Source,
+    SourceFile,
+    SourceKind,
+    SourcePage,
+    SourceSchedule,
+    SourceSync,
+    SyncStatus,
+    SyncTrigger,
+)
+from articles.services import (
+    ArticleInputError,
+    article_delete,
+    article_restore,
+    article_upsert,
+    articles_reindex,
+    content_hash,
+)
+from articles.sources_drift import drift_hold
+from articles.sources_fetch import Fetcher, FetchError, FetchLimits
+
+logger = logging.getLogger(__name__)
+
+SCHEDULE_INTERVALS = {SourceSchedule.HOURLY: dt.timedelta(hours=1), SourceSchedule.DAILY: dt.timedelta(days=1)}
+MAX_CHILD_SITEMAPS = 50
+PROGRESS_EVERY_S = 0.3
+COUNT_KEYS = (
+    "created", "changed", "unchanged", "not_modified", "held", "back", "gone", "gone_pending", "errors", "fetched",
+)
+
+
+class SourceInputError(ValueError):
+    """A source that cannot be saved as given; the message names the field."""
+
+
+class _PageError(Exception):
+    """One page that cannot be applied; its message goes in the sync report."""
+
+
+def fetch_limits(*, knowledge_base: KnowledgeBase) -> FetchLimits:
+    return FetchLimits(
+        max_bytes=settings.SOURCE_FETCH_MAX_BYTES,
+        timeout_s=settings.SOURCE_FETCH_TIMEOUT_S,
+        user_agent=settings.SOURCE_FETCH_USER_AGENT,
+        allow_private=knowledge_base.allow_private_fetch,
+    )
+
+
+def _audit(*, article: Article, action: str, actor=None, **detail) -> None:
+    ArticleAudit.objects.create(
+        knowledge_base_id=article.knowledge_base_id, article=article, action=action, actor=actor, detail=detail
+    )
+
+
+# --- sources -----------------------------------------------------------------------------------
+
+
+_url_validator = URLValidator(schemes=["http", "https"])
+
+
+def _check_urls(lines: list[str], *, field_name: str) -> None:
+    for number, line in enumerate(lines, start=1):
+        try:
+            _url_validator(line)
+        except ValidationError:
+            raise SourceInputError(f"{field_name} line {number}: {line!r} is not an http(s) address") from None
+
+
+def _clean_location(*, kind: str, location: str) -> str:
+    lines = [line.strip() for line in location.replace("\r\n", "\n").split("\n") if line.strip()]
+    if kind == SourceKind.URLS:
+        if not lines:
+            raise SourceInputError("location: list at least one page URL, one per line")
+        if len(lines) > settings.SOURCE_MAX_PAGES:
+            raise SourceInputError(f"location: {len(lines)} URLs; the limit is {settings.SOURCE_MAX_PAGES}")
+        _check_urls(lines, field_name="location")
+        return "\n".join(dict.fromkeys(lines))  # duplicates dropped, order kept
+    if kind == SourceKind.SITEMAP:
+        if len(lines) != 1:
+            raise SourceInputError("location: give the sitemap's URL (one line)")
+        _check_urls(lines, field_name="location")
+        return lines[0]
+    if kind == SourceKind.FOLDER:
+        if len(lines) != 1:
+            raise SourceInputError("location: give one folder path on the server")
+        folder = Path(lines[0])
+        if not folder.is_absolute():
+            raise SourceInputError(f"location: {lines[0]!r} is not an absolute path")
+        if not folder.is_dir():
+            raise SourceInputError(f"location: no folder at {lines[0]!r} on the server")
+        return str(folder)
+    if lines:
+        raise SourceInputError("location: uploaded-file sources have no location; upload files instead")
+    return ""
+
+
+def source_create(
+    *,
+    knowledge_base: KnowledgeBase,
+    name: str,
+    kind: str,
+    location: str = "",
+    schedule: str = SourceSchedule.OFF,
+    gone_policy: str = GonePolicy.CONFIRM,
+    actor=None,
+) -> Source:
+    name = " ".join(name.split())
+    if not name:
+        raise SourceInputError("name: a source needs a name")
+    if kind not in SourceKind.values:
+        raise SourceInputError(f"kind: {kind!r} is not one of {', '.join(SourceKind.values)}")
+    if schedule not in SourceSchedule.values:
+        raise SourceInputError(f"schedule: {schedule!r} is not one of {', '.join(SourceSchedule.values)}")
+    if gone_policy not in GonePolicy.values:
+        raise SourceInputError(f"gone_policy: {gone_policy!r} is not one of {', '.join(GonePolicy.values)}")
+    if kind == SourceKind.UPLOAD and schedule != SourceSchedule.OFF:
+        raise SourceInputError("schedule: uploaded files change only when uploaded; leave the schedule off")
+    location = _clean_location(kind=kind, location=location)
+    if Source.objects.filter(knowledge_base=knowledge_base, name=name).exists():
+        raise SourceInputError(f"name: this knowledge base already has a source called {name!r}")
+    return Source.objects.create(
+        knowledge_base=knowledge_base, name=name, kind=kind, location=location, schedule=schedule,
+        gone_policy=gone_policy, created_by=actor,
+    )
+
+
+def source_files_upload(*, source: Source, files: list[tuple[str, bytes]], actor=None) -> list[SourceFile]:
+    """Store uploaded files (all or none); a file with the name of an earlier one replaces it."""
+    if source.kind != SourceKind.UPLOAD:
+        raise SourceInputError(f"files: {source.name} is not an uploaded-files source")
+    if not files:
+        raise SourceInputError("files: choose at least one file")
+    cleaned: list[tuple[str, bytes]] = []
+    for raw_name, content in files:
+        name = Path(raw_name.replace("\\", "/")).name.strip()
+        if not name or name.startswith("."):
+            raise SourceInputError(f"files: {raw_name!r} is not a usable file name")
+        if Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+            raise SourceInputError(
+                f"files: {name}: unsupported file type (supported: {', '.join(SUPPORTED_SUFFIXES)})"
+            )
+        if len(content) > settings.SOURCE_UPLOAD_MAX_BYTES:
+            raise SourceInputError(
+                f"files: {name} is {len(content):,} bytes; the limit is {settings.SOURCE_UPLOAD_MAX_BYTES:,}"
+            )
+        if not content:
+            raise SourceInputError(f"files: {name} is empty")
+        cleaned.append((name, content))
+    stored = []
+    with transaction.atomic():
+        for name, content in cleaned:
+            stored_file, _ = SourceFile.objects.update_or_create(
+                source=source,
+                name=name,
+                defaults={"content": content, "size": len(content), "sha256": hashlib.sha256(content).hexdigest(),
+                          "uploaded_by": actor},
+            )
+            stored.append(stored_file)
+    return stored
+
+
+# --- sync jobs -----------------------------------------------------------------------------------
+
+
+def source_sync_request(*, source: Source, trigger: str = SyncTrigger.MANUAL, actor=None) -> SourceSync:
+    """Record a sync and enqueue it on commit; a sync already queued or running is returned instead."""
+    from articles.tasks import run_source_sync
+
+    try:
+        with transaction.atomic():
+            active = SourceSync.objects.filter(source=source, status__in=ACTIVE_SYNC_STATUSES).first()
+            if active is not None:
+                return active
+            sync = SourceSync.objects.create(
+                knowledge_base_id=source.knowledge_base_id, source=source, trigger=trigger, requested_by=actor
+            )
+            transaction.on_commit(lambda: run_source_sync.delay(sync.pk))
+            return sync
+    except IntegrityError:  # another request created one between our check and insert
+        return SourceSync.objects.get(source=source, status__in=ACTIVE_SYNC_STATUSES)
+
+
+def sources_sync_due(*, now: dt.datetime | None = None) -> list[SourceSync]:
+    """Start the scheduled syncs that are due, after failing those a dead worker left behind."""
+    now = now or timezone.now()
+    stale_before = now - dt.timedelta(seconds=2 * settings.SOURCE_SYNC_TIME_LIMIT_S)
+    SourceSync.objects.filter(status__in=ACTIVE_SYNC_STATUSES, created_at__lt=stale_before).update(
+        status=SyncStatus.FAILED, error="No worker finished this sync in time (the worker may have died).",
+        finished_at=now,
+    )
+    started = []
+    for source in Source.objects.exclude(schedule=SourceSchedule.OFF).select_related("last_sync"):
+        last = source.last_sync
+        if last is not None and last.created_at > now - SCHEDULE_INTERVALS[source.schedule]:
+            continue
+        started.append(source_sync_request(source=source, trigger=SyncTrigger.SCHEDULE))
+    return started
+
+
+@dataclass
+class _Run:
+    sync: SourceSync
+    source: Source
+    pages: dict[str, SourcePage]
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
+    page_errors: list[dict] = field(default_factory=list)
+    seen_keys: set[str] = field(default_factory=set)
+    changed_ids: set[int] = field(default_factory=set)
+    confirmed_ids: list[int] = field(default_factory=list)  # pages found unchanged: one UPDATE at the end
+    done: int = 0
+    last_report: float = 0.0
+
+    def error(self, key: str, message: str) -> None:
+        self.counts["errors"] += 1
+        self.page_errors.append({"key": key, "error": message})
+        page = self.pages.get(key)
+        if page is not None:
+            SourcePage.objects.filter(pk=page.pk).update(last_error=message[:2000])
+
+    def progress(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self.last_report >= PROGRESS_EVERY_S:
+            self.last_report = now
+            SourceSync.objects.filter(pk=self.sync.pk).update(done=self.done, counts=self.counts)
+
+
+def source_sync_run(*, sync_id: int) -> SourceSync:
+    """Run a queued sync. A finished one is left alone; one a dead worker left running is run again
+    (every step is idempotent: unchanged text writes nothing)."""
+    with transaction.atomic():
+        sync = SourceSync.objects.select_for_update().select_related("source__knowledge_base").get(pk=sync_id)
+        if sync.status in (SyncStatus.DONE, SyncStatus.FAILED):
+            return sync
+        sync.status = SyncStatus.RUNNING
+        sync.started_at = timezone.now()
+        sync.save(update_fields=["status", "started_at"])
+        Source.objects.filter(pk=sync.source_id).update(last_sync=sync)
+    source = sync.source
+    run = _Run(sync=sync, source=source, pages={p.key: p for p in source.pages.select_related("synced_version")})
+    fetcher = Fetcher(fetch_limits(knowledge_base=source.knowledge_base))
+    try:
+        try:
+            if source.kind in WEB_SOURCE_KINDS:
+                _sync_web(run, fetcher)
+            else:
+                _sync_files(run)
+        except _ListingError as exc:
+            _finish(run, status=SyncStatus.FAILED, error=str(exc))
+            return SourceSync.objects.get(pk=sync_id)
+        SourcePage.objects.filter(pk__in=run.confirmed_ids).update(last_seen_at=timezone.now(), last_error="")
+        _mark_gone(run)
+        run.progress(force=True)
+        run.counts["reindexed_chunks"] = articles_reindex(article_ids=sorted(run.changed_ids))
+        _finish(run, status=SyncStatus.DONE)
+    except Exception as exc:
+        logger.exception("sync %s of source %s failed", sync_id, source.pk)
+        _finish(run, status=SyncStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        fetcher.close()
+    return SourceSync.objects.get(pk=sync_id)
+
+
+def _finish(run: _Run, *, status: str, error: str = "") -> None:
+    SourceSync.objects.filter(pk=run.sync.pk).update(
+        status=status, error=error[:2000], done=run.done, counts=run.counts, page_errors=run.page_errors,
+        finished_at=timezone.now(),
+    )
+
+
+class _ListingError(Exception):
+    """The source's list of documents could not be read: nothing is synced and nothing marked gone."""
+
+
+# --- web sources -----------------------------------------------------------------------------------
+
+
+def _sitemap_urls(fetcher: Fetcher, url: str) -> list[str]:
+    def locs(document_url: str) -> tuple[str, list[str]]:
+        try:
+            body = fetcher.document(document_url)
+        except FetchError as exc:
+            raise _ListingError(f"sitemap {document_url}: {exc}") from None
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+        try:
+            root = etree.fromstring(body, parser=parser)
+        except etree.XMLSyntaxError as exc:
+            raise _ListingError(f"sitemap {document_url}: not valid XML ({exc})") from None
+        kind = etree.QName(root).localname
+        found = [(element.text or "").strip() for element in root.iter("{*}loc")]
+        return kind, [loc for loc in found if loc]
+
+    kind, found = locs(url)
+    if kind == "sitemapindex":
+        if len(found) > MAX_CHILD_SITEMAPS:
+            raise _ListingError(f"sitemap {url}: {len(found)} child sitemaps; at most {MAX_CHILD_SITEMAPS} are read")
+        pages: list[str] = []
+        for child in found:
+            child_kind, child_found = locs(child)
+            if child_kind != "urlset":
+                raise _ListingError(f"sitemap {child}: expected a <urlset>, found <{child_kind}>")
+            pages.extend(child_found)
+        found = pages
+    elif kind != "urlset":
+        raise _ListingError(f"sitemap {url}: expected <urlset> or <sitemapindex>, found <{kind}>")
+    return list(dict.fromkeys(found))
+
+
+def _ref_for_url(url: str) -> str:
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    stem = path.rsplit(".", 1)[0] if path.rsplit("/", 1)[-1].count(".") else path
+    return slugify(stem) or slugify(parts.hostname or "") or "page"
+
+
+def _parse_page(url: str, body: bytes) -> ParsedArticle:
+    """The article in a fetched HTML page, parsed exactly as an imported page would be."""
+    ref = _ref_for_url(url)
+    with tempfile.TemporaryDirectory(prefix="kbreview-page-") as folder:
+        path = Path(folder) / f"{ref}.html"
+        path.write_bytes(body)
+        try:
+            (parsed,) = parse_path(path)
+        except IngestError as exc:
+            raise _PageError(exc.message) from None
+    return replace(
+        parsed,
+        source_uri=url if parsed.source_uri == path.name else parsed.source_uri,
+        location=url,
+    )
+
+
+def _sync_web(run: _Run, fetcher: Fetcher) -> None:
+    source = run.source
+    if source.kind == SourceKind.SITEMAP:
+        urls = _sitemap_urls(fetcher, source.location)
+    else:
+        urls = [line for line in source.location.split("\n") if line.strip()]
+    if len(urls) > settings.SOURCE_MAX_PAGES:
+        raise _ListingError(f"{len(urls)} pages listed; the limit is {settings.SOURCE_MAX_PAGES} (SOURCE_MAX_PAGES)")
+    SourceSync.objects.filter(pk=run.sync.pk).update(total=len(urls))
+    for url in urls:
+        run.seen_keys.add(url)
+        page = run.pages.get(url)
+        try:
+            fetched = fetcher.page(
+                url,
+                etag=page.etag if page and page.state == PageState.PRESENT else "",
+                last_modified=page.last_modified if page and page.state == PageState.PRESENT else "",
+            )
+        except FetchError as exc:
+            run.error(url, str(exc))
+        else:
+            if fetched.not_modified and page is None:
+                run.error(url, "HTTP 304 (not modified) to a request that was not conditional")
+            elif fetched.not_modified:
+                run.counts["not_modified"] += 1
+                run.confirmed_ids.append(page.pk)
+            else:
+                run.counts["fetched"] += 1
+                _apply_document(
+                    run, key=url, raw=fetched.body, etag=fetched.etag, last_modified=fetched.last_modified,
+                    parse=lambda body, url=url: [(url, _parse_page(url, body))],
+                )
+        run.done += 1
+        run.progress()
+
+
+# --- file sources ----------------------------------------------------------------------------------
+
+
+def _file_key(relative: str, ref: str) -> str:
+    return f"{relative}#{ref}"
+
+
+def _parse_file(relative: str, path: Path) -> list[tuple[str, ParsedArticle]]:
+    try:
+        parsed = parse_path(path)
+    except IngestError as exc:
+        raise _PageError(str(exc)) from None
+    return [(_file_key(relative, item.ref), item) for item in parsed]
+
+
+def _sync_files(run: _Run) -> None:
+    source = run.source
+    if source.kind == SourceKind.FOLDER:
+        root = Path(source.location)
+        if not root.is_dir():
+            raise _ListingError(f"no folder at {source.location} on this server")
+        documents = [(path.relative_to(root).as_posix(), path) for path in supported_files_in(root)]
+    else:
+        documents = [(stored.name, stored) for stored in source.files.order_by("name")]
+    if len(documents) > settings.SOURCE_MAX_PAGES:
+        raise _ListingError(f"{len(documents)} files; the limit is {settings.SOURCE_MAX_PAGES} (SOURCE_MAX_PAGES)")
+    SourceSync.objects.filter(pk=run.sync.pk).update(total=len(documents))
+    for relative, origin in documents:
+        if isinstance(origin, Path):
+            try:
+                raw = origin.read_bytes()
+            except OSError as exc:
+                run.error(relative, f"cannot read file: {exc.strerror or exc}")
+                _keep_document_pages(run, relative)
+                run.done += 1
+                continue
+
+            def parse(body: bytes, relative=relative, path=origin):
+                return _parse_file(relative, path)
+        else:
+            raw = bytes(origin.content)
+
+            def parse(body: bytes, relative=relative):
+                with tempfile.TemporaryDirectory(prefix="kbreview-upload-") as folder:
+                    path = Path(folder) / relative
+                    path.write_bytes(body)
+                    return _parse_file(relative, path)
+
+        _apply_document(run, key=relative, raw=raw, etag="", last_modified="", parse=parse, file_pages=True)
+        run.done += 1
+        run.progress()
+
+
+def _document_pages(run: _Run, key: str, *, file_pages: bool) -> list[SourcePage]:
+    if not file_pages:
+        return [run.pages[key]] if key in run.pages else []
+    prefix = key + "#"
+    return [page for page_key, page in run.pages.items() if page_key.startswith(prefix)]
+
+
+def _keep_document_pages(run: _Run, key: str) -> None:
+    """A document that failed keeps its pages as they are (an error is not a removal)."""
+    for page in _document_pages(run, key, file_pages=True):
+        run.seen_keys.add(page.key)
+
+
+# --- applying one document ---------------------------------------------------------------------------
+
+
+def _apply_document(run: _Run, *, key: str, raw: bytes, etag: str, last_modified: str, parse, file_pages: bool = False):
+    raw_hash = hashlib.sha256(raw).hexdigest()
+    known = _document_pages(run, key, file_pages=file_pages)
+    if known and all(p.raw_hash == raw_hash and p.state == PageState.PRESENT for p in known):
+        # Same bytes as last time: nothing to parse or write (a server without ETag still costs no version).
+        run.seen_keys.update(p.key for p in known)
+        run.counts["unchanged"] += len(known)
+        run.confirmed_ids.extend(p.pk for p in known)
+        if any((p.etag, p.last_modified) != (etag, last_modified) for p in known):
+            SourcePage.objects.filter(pk__in=[p.pk for p in known]).update(etag=etag, last_modified=last_modified)
+        return
+    try:
+        items = parse(raw)
+    except _PageError as exc:
+        if file_pages:
+            _keep_document_pages(run, key)
+        run.error(key, str(exc))
+        return
+    for page_key, parsed in items:
+        run.seen_keys.add(page_key)
+        try:
+            outcome = _apply_page(run, key=page_key, parsed=parsed, raw_hash=raw_hash, etag=etag,
+                                  last_modified=last_modified)
+        except (_PageError, ArticleInputError) as exc:
+            run.error(page_key, str(exc))
+            continue
+        run.counts[outcome] += 1
+
+
+def _edited_in_console_since(article: Article, synced: ArticleVersion | None) -> bool:
+    return ArticleVersion.objects.filter(
+        article=article, reason__in=CONSOLE_REASONS, number__gt=synced.number if synced else 0
+    ).exists()
+
+
+def _apply_page(run: _Run, *, key: str, parsed: ParsedArticle, raw_hash: str, etag: str, last_modified: str) -> str:
+    """Write one page's article (created / changed), hold it as drift, or confirm it unchanged; one transaction."""
+    source = run.source
+    knowledge_base = source.knowledge_base
+    page = run.pages.get(key)
+    new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
+    with transaction.atomic():
+        article = (
+            Article.objects.select_for_update(of=("self",))
+            .select_related("current_version")
+            .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
+            .first()
+        )
+        if article is not None:
+            owner = (
+                SourcePage.objects.filter(article=article)
+                .exclude(pk=page.pk if page else None)
+                .exclude(state=PageState.GONE)
+                .select_related("source")
+                .first()
+            )
+            if owner is not None:
+                raise _PageError(f"ref {parsed.ref!r} already comes from source {owner.source.name!r} ({owner.key})")
+        synced = page.synced_version if page else None
+        if article is None:
+            article, _ = article_upsert(knowledge_base=knowledge_base, parsed=parsed)
+            outcome, synced = "created", article.current_version
+            run.changed_ids.add(article.pk)
+        elif page is not None and page.source_hash == new_hash and page.article_id == article.pk:
+            outcome = "unchanged"  # the source's text is what we saw last time (bytes around it changed)
+        elif article.current_version is not None and article.current_version.content_hash == new_hash:
+            outcome, synced = "unchanged", article.current_version
+        elif article.current_version is not None and _edited_in_console_since(article, synced):
+            drift_hold(article=article, page=page, parsed=parsed, source_name=source.name, key=key)
+            outcome = "held"
+        else:
+            article, _ = article_upsert(knowledge_base=knowledge_base, parsed=parsed)
+            outcome, synced = "changed", article.current_version
+            run.changed_ids.add(article.pk)
+        was_gone = page is not None and page.state != PageState.PRESENT
+        fields = {
+            "article": article, "synced_version": synced, "state": PageState.PRESENT, "etag": etag,
+            "last_modified": last_modified, "raw_hash": raw_hash, "source_hash": new_hash, "last_error": "",
+            "last_seen_at": timezone.now(),
+        }
+        page, _ = SourcePage.objects.update_or_create(source=source, key=key, defaults=fields)
+        if outcome == "held":
+            # The drift item was created before the page row existed on a first sync; link it now.
+            article.drift_items.filter(status="pending", page__isnull=True).update(page=page)
+        run.pages[key] = page
+        if was_gone:
+            _audit(article=article, action=ArticleAuditAction.BACK, source=source.name, key=key)
+            if article.status == ArticleStatus.DELETED:
+                article_restore(article=article, note=f"back in source {source.name}")
+            if outcome == "unchanged":
+                outcome = "back"
+    return outcome
+
+
+def _mark_gone(run: _Run) -> None:
+    """Pages the source no longer lists: gone at once, or awaiting confirmation, by the source's policy."""
+    immediate = run.source.gone_policy == GonePolicy.IMMEDIATE
+    for key, page in list(run.pages.items()):
+        if key in run.seen_keys or page.state != PageState.PRESENT:
+            continue
+        with transaction.atomic():
+            if immediate:
+                _page_gone(page=page, actor=None, source_name=run.source.name)
+                run.counts["gone"] += 1
+            else:
+                SourcePage.objects.filter(pk=page.pk).update(state=PageState.GONE_PENDING)
+                if page.article_id:
+                    _audit(article=page.article, action=ArticleAuditAction.GONE, source=run.source.name, key=key,
+                           awaiting_confirmation=True)
+                run.counts["gone_pending"] += 1
+
+
+def _page_gone(*, page: SourcePage, actor, source_name: str) -> None:
+    SourcePage.objects.filter(pk=page.pk).update(state=PageState.GONE)
+    if page.article_id:
+        _audit(article=page.article, action=ArticleAuditAction.GONE, actor=actor, source=source_name, key=page.key)
+        article_delete(article=page.article, actor=actor, note=f"gone from source {source_name}")
+
+
+def source_page_gone_confirm(*, page: SourcePage, actor=None) -> SourcePage:
+    """Ops confirm a page is gone from its source: its article leaves retrieval (restorable)."""
+    with transaction.atomic():
+        locked = SourcePage.objects.select_for_update(of=("self",)).select_related("source", "article").get(pk=page.pk)
+        if locked.state != PageState.GONE_PENDING:
+            raise SourceInputError(f"{locked.key} is not awaiting confirmation (it is {locked.get_state_display().lower()})")
+        _page_gone(page=locked, actor=actor, source_name=locked.source.name)
+    locked.refresh_from_db()
+    return locked

@@ -1,0 +1,102 @@
+"""The answer playground: ask in either mode and see how Intent-Guided Decoding arrived at its reply.
+
+Reviewers and ops only. Asking is a POST (a form with CSRF) but writes nothing: no turn is recorded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from agents.igd.decoding import TokenTrace
+from agents.llm import LLMError
+from articles.models import Role
+from conflicts.forms import AnswerSettingsForm, PlaygroundForm
+from conflicts.permissions import allows, kb_view
+from conflicts.services.answering import answer_compose, answer_default_mode, answer_settings_update, igd_backend
+from conflicts.views.common import render_page
+
+CHART_STEP = 22  # px per generated token
+CHART_HALF = 50  # px for |λ| = 1
+GATE_HEIGHT = 30  # px for gate = 1
+
+
+@dataclass(frozen=True)
+class ChartBar:
+    x: int
+    lam_y: float
+    lam_height: float
+    toward_context: bool
+    gate_y: float
+    gate_height: float
+    token: str
+    lam: float
+    gate: float
+    jsd: float
+
+
+def trace_chart(trace: list[TokenTrace]) -> dict:
+    """Coordinates for the template's SVG: λ_t as bars about a zero line (up: context, down: memory), the gate below."""
+    zero = CHART_HALF + 4
+    gate_base = 2 * CHART_HALF + 8 + GATE_HEIGHT
+    bars = []
+    for index, step in enumerate(trace):
+        lam = max(-1.0, min(1.0, step.lam))
+        height = abs(lam) * CHART_HALF
+        bars.append(ChartBar(
+            x=index * CHART_STEP + 30, lam_y=zero - height if lam >= 0 else zero, lam_height=max(height, 0.5),
+            toward_context=lam >= 0, gate_y=gate_base - step.gate * GATE_HEIGHT, gate_height=max(step.gate * GATE_HEIGHT, 0.5),
+            token=step.text, lam=step.lam, gate=step.gate, jsd=step.jsd,
+        ))
+    return {
+        "bars": bars, "width": len(trace) * CHART_STEP + 40, "zero": zero, "gate_base": gate_base,
+        "height": gate_base + 70, "bar_width": CHART_STEP - 6,
+    }
+
+
+def _backend_kind() -> str:
+    # The playground is for trying IGD: with IGD off on the answer path it still decodes, on the local model.
+    return settings.IGD_BACKEND if settings.IGD_BACKEND != "off" else "local"
+
+
+@kb_view(read=Role.REVIEWER, write=Role.REVIEWER)
+def answer_playground(request):
+    default_mode = answer_default_mode(knowledge_base=request.kb)
+    context: dict = {
+        "default_mode": default_mode, "backend_kind": _backend_kind(), "answer_path_igd": settings.IGD_BACKEND != "off",
+        "can_manage": allows(request, Role.OPS), "settings_form": AnswerSettingsForm(initial={"default_mode": default_mode}),
+    }
+    if request.method == "POST":
+        form = PlaygroundForm(request.POST)
+        if form.is_valid():
+            try:
+                composed = answer_compose(
+                    knowledge_base=request.kb, question=form.cleaned_data["question"], mode=form.cleaned_data["mode"],
+                    backend=igd_backend(_backend_kind()),
+                )
+            except LLMError as exc:
+                context["error"] = f"The IGD backend failed: {exc}"
+            else:
+                context["composed"] = composed
+                if composed.igd is not None:
+                    context["chart"] = trace_chart(composed.igd.result.trace)
+    else:
+        form = PlaygroundForm(initial={"mode": default_mode})
+    context["form"] = form
+    status = 400 if request.method == "POST" and form.errors else 200
+    return render_page(request, "conflicts/playground.html", context, partial="playground-result", status=status)
+
+
+@kb_view(write=Role.OPS)
+@require_POST
+def answer_settings_view(request):
+    form = AnswerSettingsForm(request.POST)
+    if form.is_valid():
+        answer_settings_update(knowledge_base=request.kb, default_mode=form.cleaned_data["default_mode"], user=request.user)
+        messages.success(request, "Default answer mode saved.")
+    else:
+        messages.error(request, "Choose strict or truth.")
+    return redirect("answer_playground")

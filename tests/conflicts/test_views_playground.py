@@ -1,0 +1,64 @@
+"""The answer playground: reviewers and ops decode questions and see the decoding; viewers and strangers cannot;
+only ops set the knowledge base's default mode."""
+import pytest
+from django.urls import reverse
+
+from conflicts.models import AnswerSettings
+from tests.conflicts.console_support import PASSWORD, make_user
+
+pytestmark = pytest.mark.django_db
+QUESTION = "What is the capital of Freedonia?"
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_viewers_and_anonymous_users_are_kept_out(client, kb):
+    url = reverse("answer_playground")
+    assert client.get(url).status_code == 302  # to the sign-in page
+    login(client, make_user("vera", kb, role="viewer"))
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"question": QUESTION, "mode": "strict"}).status_code == 403
+
+
+def test_a_reviewer_sees_a_real_decoding(client, kb, capital, igd_server):
+    login(client, make_user("rita", kb, role="reviewer"))
+    page = client.get(reverse("answer_playground"))
+    assert page.status_code == 200 and b'value="strict" selected' in page.content
+    response = client.post(reverse("answer_playground"), {"question": QUESTION, "mode": "strict"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="playground-winner">context<' in html
+    assert "Sylvania" in html and "Fredville" in html  # the previews
+    assert "faq-capital" in html  # the retrieved passage and the snippet
+    assert 'id="playground-chart"' in html and "<rect" in html  # λ_t and the gate per token
+    truth = client.post(reverse("answer_playground"), {"question": QUESTION, "mode": "truth"}, HTTP_HX_REQUEST="true")
+    assert 'id="playground-winner">memory<' in truth.content.decode()
+    assert "<html" not in truth.content.decode()  # HTMX gets the partial only
+
+
+def test_bad_input_is_a_400_naming_the_field(client, kb, igd_server):
+    login(client, make_user("rita", kb, role="reviewer"))
+    response = client.post(reverse("answer_playground"), {"question": "", "mode": "sometimes"})
+    assert response.status_code == 400
+    assert "question" in response.content.decode() and "mode" in response.content.decode()
+
+
+def test_only_ops_set_the_default_mode(client, kb):
+    login(client, make_user("rita", kb, role="reviewer"))
+    assert client.post(reverse("answer_settings"), {"default_mode": "truth"}).status_code == 403
+    assert not AnswerSettings.objects.exists()
+    client.logout()
+    ops = make_user("otto", kb, role="ops")
+    login(client, ops)
+    assert client.post(reverse("answer_settings"), {"default_mode": "truth"}).status_code == 302
+    row = AnswerSettings.objects.get(knowledge_base=kb)
+    assert row.default_mode == "truth" and row.updated_by == ops
+
+
+def test_questions_are_escaped(client, kb, capital, igd_server):
+    login(client, make_user("rita", kb, role="reviewer"))
+    response = client.post(reverse("answer_playground"), {"question": "<script>alert(1)</script>", "mode": "strict"})
+    assert b"<script>alert(1)</script>" not in response.content
