@@ -16,16 +16,16 @@ from typing import Literal
 
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import ArticleText, ConflictFinding, PairJudgement, pair_key
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, PairJudgement, pair_key
 
 Detector = Literal["claims", "llm", "auto"]
 DETECTORS: tuple[str, ...] = ("claims", "llm", "auto")
 MIN_ARTICLES = 2
-MAX_ARTICLES = 20
+MAX_ARTICLES = MAX_ARTICLES_CHECKED
 
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped_fewer_than_2"
-STATUS_CAPPED = "capped_at_20"  # ran, on the first MAX_ARTICLES articles only
+STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES articles only
 
 
 @dataclass

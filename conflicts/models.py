@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from agents.igd.arithmetic import Mode
+from agents.types import CONFLICT_TYPE_LABELS, MAX_ARTICLES_CHECKED
 from articles.models import Article, ArticleVersion, KnowledgeBase
 
 
@@ -57,7 +58,7 @@ class DetectionOutcome(models.TextChoices):
     QUEUED = "queued", "Queued"
     OK = "ok", "Checked"
     SKIPPED = "skipped", "Skipped: fewer than 2 articles"
-    CAPPED = "capped", "Checked the best 20"
+    CAPPED = "capped", f"Checked the best {MAX_ARTICLES_CHECKED}"
     TIMEOUT = "timeout", "Timed out (no conflicts recorded)"
     ERROR = "error", "Failed (no conflicts recorded)"
 
@@ -110,16 +111,8 @@ class ConflictSubstatus(models.TextChoices):
     REGRESSED = "regressed", "Regressed"
 
 
-class ConflictType(models.TextChoices):
-    PRICE = "price", "Price"
-    HOURS = "hours", "Hours"
-    CONTACT = "contact", "Contact details"
-    DATE = "date", "Dates and deadlines"
-    POLICY = "policy", "Policy"
-    ELIGIBILITY = "eligibility", "Eligibility"
-    PROCEDURE = "procedure", "Procedure"
-    QUANTITY = "quantity", "Quantity"
-    OTHER = "other", "Other"
+# The types and their labels are agents.types' (one list for detectors, schema, prompt and console).
+ConflictType = models.TextChoices("ConflictType", [(value.upper(), (value, label)) for value, label in CONFLICT_TYPE_LABELS.items()])
 
 
 class ReviewWinner(models.TextChoices):

@@ -179,7 +179,6 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
-DETECTION_MAX_ARTICLES = 20
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES * 4, 2_621_440)
 

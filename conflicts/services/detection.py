@@ -18,8 +18,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.detection import STATUS_CAPPED, run_detection
-from agents.llm import LLMError, llm_config_for
-from agents.types import ArticleText, ConflictFinding, pair_key
+from agents.llm import LLMError
+from agents.configuration import llm_config_for
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
 from articles.models import ArticleStatus
 from conflicts import jobs
 from conflicts.models import (
@@ -290,7 +291,7 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         return _save_outcome(
             run,
             outcome=DetectionOutcome.CAPPED if outcome.status == STATUS_CAPPED else DetectionOutcome.OK,
-            reason="only the 20 best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
+            reason=f"only the {MAX_ARTICLES_CHECKED} best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
             detector=detector,
             articles_checked=n,
             pairs_checked=n * (n - 1) // 2,

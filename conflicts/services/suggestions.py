@@ -12,7 +12,8 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from agents.llm import LLMError, llm_config_for
+from agents.llm import LLMError
+from agents.configuration import llm_config_for
 from agents.macr.induction import induce_with_llm
 from agents.macr.observer import OUTCOME_BOTH, OUTCOME_NEITHER, Decision, induce_rules
 from agents.macr.pipeline import suggest_for_conflict

@@ -14,7 +14,7 @@ from conflicts import selectors
 from conflicts.forms import DismissForm, ReopenForm, ResolveForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
-from agents.llm import llm_config_for
+from agents.configuration import llm_config_for
 from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page, wants_partial

@@ -141,10 +141,13 @@ def point_app_at(**conf) -> dict:
 
 
 def _drop_pools(app) -> None:
+    import kombu.pools
+
     if app._pool is not None:
         app._pool.force_close_all()
         app._pool = None
     app.amqp._producer_pool = None
+    kombu.pools.reset()  # kombu's registry would hand the closed pool back for the same broker
 
 
 def filesystem_broker_options(folder: Path) -> dict:
