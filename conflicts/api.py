@@ -13,7 +13,7 @@ from ninja import Field, NinjaAPI, Query, Schema
 from ninja.security import HttpBearer
 
 from conflicts import selectors, services
-from conflicts.models import AnswerMode, ConflictStatus, DetectionOutcome, Turn
+from conflicts.models import STATUS_ALIASES, AnswerMode, ConflictStatus, DetectionOutcome, Turn
 from conflicts.services.turns import RetrievedRef
 from kbreview.middleware import database_unavailable_response
 
@@ -214,10 +214,11 @@ def answer(request, payload: AnswerIn):
 @api.get("/conflicts", response={200: list[ConflictOut]})
 def conflict_list(
     request,
-    status: Literal["open", "processed", "dismissed"] | None = None,
+    status: Literal["open", "processed", "resolved", "dismissed"] | None = None,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0),
 ):
-    """Conflicts of this knowledge base, most impactful first."""
+    """Conflicts of this knowledge base, most impactful first. `resolved` (the console's word) = `processed`."""
+    status = STATUS_ALIASES.get(status, status)
     conflicts = selectors.conflict_list(knowledge_base=request.knowledge_base, status=status)
     return 200, [_conflict_out(c) for c in conflicts[offset : offset + limit]]

@@ -1,7 +1,10 @@
 """Forms of the review console: they parse and validate; services do the writing."""
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
+from django.utils import timezone
 
 from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.selectors import QUEUE_SORTS
@@ -14,6 +17,10 @@ class QueueFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search")
     article = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     regressed = forms.BooleanField(required=False, label="Regressed only")
+    assignee = forms.ChoiceField(
+        choices=[("", "Anyone"), ("mine", "Assigned to me"), ("unassigned", "Unassigned")], required=False, label="Assigned"
+    )
+    snoozed = forms.BooleanField(required=False, label="Snoozed only")
     sort = forms.ChoiceField(
         choices=[("impact", "Impact"), ("recent", "Most recent"), ("seen", "Times seen"), ("reviewed", "Reviewed last")],
         required=False,
@@ -29,25 +36,83 @@ class QueueFilterForm(forms.Form):
             "query": (data.get("q") or "").strip(),
             "article_id": data.get("article"),
             "regressed": bool(data.get("regressed")),
+            "assignee": data.get("assignee") or "",
+            "snoozed": bool(data.get("snoozed")),
             "sort": sort if sort in QUEUE_SORTS else "impact",
         }
 
 
-class BulkDismissForm(forms.Form):
-    ids = forms.TypedMultipleChoiceField(coerce=int, choices=(), error_messages={"required": "Select at least one conflict."})
-    reason = forms.CharField(max_length=2000, error_messages={"required": "A reason is required to dismiss."})
+class SnoozeForm(forms.Form):
+    """Until a date, and/or until seen N more times; at least one."""
 
-    def __init__(self, *args, **kwargs):
+    until = forms.DateField(required=False, label="until", widget=forms.DateInput(attrs={"type": "date"}))
+    more_sightings = forms.IntegerField(required=False, min_value=1, max_value=100_000, label="or until seen N more times")
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors and not data.get("until") and not data.get("more_sightings"):
+            raise forms.ValidationError("Snooze until a date or for a number of sightings.")
+        if data.get("until") and data["until"] <= timezone.localdate():
+            self.add_error("until", "Pick a date after today.")
+        return data
+
+    def until_moment(self):
+        """The snooze date as the start of that day in the current time zone."""
+        until = self.cleaned_data.get("until")
+        return timezone.make_aware(dt.datetime.combine(until, dt.time.min)) if until else None
+
+
+BULK_ACTIONS = {
+    "dismiss": "Dismiss",
+    "assign": "Assign",
+    "snooze": "Snooze",
+    "delete_older": "Resolve by deleting the older article",
+}
+
+
+class BulkActionForm(SnoozeForm):
+    """One action on the selected conflicts; each field is checked only for the action that needs it."""
+
+    # Enter in the reason field submits without a button's value: that is the first action, dismiss.
+    action = forms.ChoiceField(choices=list(BULK_ACTIONS.items()), required=False)
+    ids = forms.TypedMultipleChoiceField(coerce=int, choices=(), error_messages={"required": "Select at least one conflict."})
+    reason = forms.CharField(max_length=2000, required=False)
+    assignee = forms.TypedChoiceField(coerce=int, choices=(), required=False, empty_value=None)
+
+    def __init__(self, *args, reviewers=(), **kwargs):
         super().__init__(*args, **kwargs)
         # The ids are checked against the knowledge base in the view; here only that they are integers.
         raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else self.data.get("ids", [])
         self.fields["ids"].choices = [(value, value) for value in raw]
+        self.fields["assignee"].choices = [("", "No one"), *((u.pk, u.get_username()) for u in reviewers)]
 
-    def clean_reason(self):
-        reason = self.cleaned_data["reason"].strip()
-        if not reason:
-            raise forms.ValidationError("A reason is required to dismiss.")
-        return reason
+    def clean(self):
+        data = forms.Form.clean(self)
+        action = data["action"] = data.get("action") or "dismiss"
+        if action == "dismiss" and not (data.get("reason") or "").strip():
+            self.add_error("reason", "A reason is required to dismiss.")
+        if action == "snooze":
+            return super().clean()
+        return data
+
+
+class AssignForm(forms.Form):
+    assignee = forms.TypedChoiceField(coerce=int, choices=(), required=False, empty_value=None, label="Assign to")
+
+    def __init__(self, *args, reviewers=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].choices = [("", "No one"), *((u.pk, u.get_username()) for u in reviewers)]
+
+
+class CommentForm(forms.Form):
+    text = forms.CharField(max_length=5000, widget=forms.Textarea(attrs={"rows": 2}), label="Comment",
+                           error_messages={"required": "Write something to comment."})
+
+    def clean_text(self):
+        text = self.cleaned_data["text"].strip()
+        if not text:
+            raise forms.ValidationError("Write something to comment.")
+        return text
 
 
 class DismissForm(forms.Form):

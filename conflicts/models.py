@@ -104,6 +104,10 @@ class ConflictStatus(models.TextChoices):
     DISMISSED = "dismissed", "Dismissed"
 
 
+# Words people use for a status: the console says "Resolved" for processed.
+STATUS_ALIASES = {"resolved": ConflictStatus.PROCESSED}
+
+
 class ConflictSubstatus(models.TextChoices):
     """A marker beside the status (never a fourth status): why an open conflict is in Open."""
 
@@ -149,6 +153,10 @@ class Conflict(models.Model):
     reviewed_version_low = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Snoozed (open, hidden from the Open tab) until this moment and/or until times_seen reaches this count.
+    snoozed_until = models.DateTimeField(null=True, blank=True)
+    snoozed_until_seen = models.PositiveIntegerField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
     winner = models.CharField(max_length=10, choices=ReviewWinner.choices, blank=True)
@@ -169,10 +177,20 @@ class Conflict(models.Model):
             models.Index(fields=["knowledge_base", "status", "-last_seen"], name="conflict_queue_recent"),
             models.Index(fields=["knowledge_base", "status", "-reviewed_at"], name="conflict_queue_reviewed"),
             models.Index(fields=["knowledge_base", "type", "status"], name="conflict_queue_type"),
+            models.Index(fields=["knowledge_base", "assignee", "status"], name="conflict_queue_assignee"),
         ]
 
     def __str__(self) -> str:
         return f"conflict {self.pk}: {self.article_low_id} vs {self.article_high_id}"
+
+    def snoozed_at(self, moment) -> bool:
+        """Snoozed at `moment`: before its date, or before it was seen the agreed number of times."""
+        if self.status != ConflictStatus.OPEN:
+            return False
+        return bool(
+            (self.snoozed_until and self.snoozed_until > moment)
+            or (self.snoozed_until_seen and self.times_seen < self.snoozed_until_seen)
+        )
 
     def snippet_for(self, article_id: int) -> str:
         return self.snippet_low if article_id == self.article_low_id else self.snippet_high
@@ -244,6 +262,10 @@ class ActivityKind(models.TextChoices):
     RECURRED = "recurred", "Recurred after review"
     REGRESSED = "regressed", "Regressed: back in Open"
     SUGGESTED = "suggested", "Suggestion computed"
+    ASSIGNED = "assigned", "Assigned"
+    COMMENTED = "commented", "Comment"
+    SNOOZED = "snoozed", "Snoozed"
+    UNSNOOZED = "unsnoozed", "Snooze ended"
 
 
 class ConflictActivity(models.Model):

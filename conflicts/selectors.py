@@ -38,7 +38,7 @@ import datetime as dt  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 from django.db import connection  # noqa: E402
-from django.db.models import Aggregate, Count, FloatField, Q, Sum  # noqa: E402
+from django.db.models import Aggregate, Count, F, FloatField, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -74,12 +74,27 @@ QUEUE_SORTS = {
 }
 
 
+def snoozed_q(moment: dt.datetime) -> Q:
+    """Conflicts snoozed at `moment` (the rule of Conflict.snoozed_at, as a query)."""
+    return Q(status=ConflictStatus.OPEN) & (
+        Q(snoozed_until__gt=moment) | Q(snoozed_until_seen__isnull=False, times_seen__lt=F("snoozed_until_seen"))
+    )
+
+
 def _queue_filters(
-    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None,
+    regressed: bool = False, assignee: str = "", user=None, snoozed: bool = False,
 ):
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base)
     if regressed:
         conflicts = conflicts.filter(substatus=ConflictSubstatus.REGRESSED)
+    if assignee == "mine" and user is not None:
+        conflicts = conflicts.filter(assignee=user)
+    elif assignee == "unassigned":
+        conflicts = conflicts.filter(assignee__isnull=True)
+    # Snoozed conflicts leave the Open tab until they wake; "snoozed" shows only them.
+    snoozed_now = snoozed_q(timezone.now())
+    conflicts = conflicts.filter(snoozed_now) if snoozed else conflicts.exclude(snoozed_now)
     if type:
         conflicts = conflicts.filter(type=type)
     if article_id:
@@ -104,27 +119,32 @@ def conflict_queue(
     query: str = "",
     article_id: int | None = None,
     regressed: bool = False,
+    assignee: str = "",
+    user=None,
+    snoozed: bool = False,
 ) -> QuerySet:
     """One tab of the queue, filtered, ordered by impact (default) or another of QUEUE_SORTS."""
     conflicts = _queue_filters(
-        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed,
+        assignee=assignee, user=user, snoozed=snoozed,
     )
     return (
         conflicts.filter(status=status)
-        .select_related("article_low", "article_high", "reviewed_by")
+        .select_related("article_low", "article_high", "reviewed_by", "assignee")
         .only(
             "pk", "status", "type", "explanation", "times_seen", "times_cited", "last_seen", "first_seen",
-            "impact", "substatus", "recurred_after_review", "reviewed_at", "review_note", "knowledge_base_id",
+            "impact", "substatus", "recurred_after_review", "reviewed_at", "snoozed_until", "snoozed_until_seen", "review_note", "knowledge_base_id",
             "article_low__id", "article_low__title", "article_low__external_ref", "article_low__status",
             "article_high__id", "article_high__title", "article_high__external_ref", "article_high__status",
-            "reviewed_by__id", "reviewed_by__username",
+            "reviewed_by__id", "reviewed_by__username", "assignee__id", "assignee__username",
         )
         .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
     )
 
 
 def conflict_tab_counts(
-    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None, regressed: bool = False
+    *, knowledge_base: KnowledgeBase, type: str = "", query: str = "", article_id: int | None = None,
+    regressed: bool = False, assignee: str = "", user=None, snoozed: bool = False,
 ) -> dict[str, int]:
     """Counts per status under the same filters as the queue, in one query.
 
@@ -132,7 +152,8 @@ def conflict_tab_counts(
     counting a column they do not hold made PostgreSQL read every conflict row.
     """
     conflicts = _queue_filters(
-        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed
+        knowledge_base=knowledge_base, type=type, query=query, article_id=article_id, regressed=regressed,
+        assignee=assignee, user=user, snoozed=snoozed,
     )
     rows = conflicts.order_by().values("status").annotate(n=Count("*"))
     counts = {row["status"]: row["n"] for row in rows}
@@ -145,6 +166,7 @@ def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Confl
         "article_low__current_version",
         "article_high__current_version",
         "reviewed_by",
+        "assignee",
         "reviewed_version_low",
         "reviewed_version_high",
     ).get(knowledge_base=knowledge_base, pk=conflict_id)
@@ -158,6 +180,18 @@ OCCURRENCE_FILTERS = {
     "one": ("Cited one", (Citation.ONE,)),
     "neither": ("Retrieved only", (Citation.NEITHER,)),
 }
+
+
+def next_open_conflict(*, knowledge_base: KnowledgeBase, exclude_id: int, sort: str = "impact") -> Conflict | None:
+    """The first open conflict in the queue's order other than `exclude_id` (what to review next)."""
+    return (
+        Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN)
+        .exclude(pk=exclude_id)
+        .select_related("article_low", "article_high")
+        .only("pk", "article_low__title", "article_high__title")
+        .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
+        .first()
+    )
 
 
 def conflict_occurrences(*, conflict: Conflict, cited: str = "", limit: int = 20) -> list[ConflictOccurrence]:
@@ -400,3 +434,16 @@ def conflicts_brought_back(
         outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate())
         coming_back.append(ComingBack(conflict=conflict, confirmed=bool(outcome.findings)))
     return coming_back
+
+
+def kb_reviewers(*, knowledge_base: KnowledgeBase) -> list:
+    """Members who may be assigned conflicts (reviewer or ops), by name."""
+    from django.contrib.auth import get_user_model
+
+    from articles.models import Role
+
+    return list(
+        get_user_model().objects.filter(
+            memberships__knowledge_base=knowledge_base, memberships__role__in=(Role.REVIEWER, Role.OPS)
+        ).order_by("username")
+    )

@@ -1,21 +1,29 @@
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from conflicts import views
 from conflicts.views import sources as source_views
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page says; send them to the SVG icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
     path("kb/switch/", views.kb_switch, name="kb_switch"),
     path("conflicts/", views.conflict_queue, name="conflict_queue"),
-    path("conflicts/bulk-dismiss/", views.conflict_bulk_dismiss, name="conflict_bulk_dismiss"),
+    path("conflicts/bulk/", views.conflict_bulk, name="conflict_bulk"),
     path("conflicts/<int:pk>/", views.conflict_detail, name="conflict_detail"),
     path("conflicts/<int:pk>/resolve/", views.conflict_resolve_view, name="conflict_resolve"),
     path("conflicts/<int:pk>/preview/", views.conflict_preview, name="conflict_preview"),
     path("conflicts/<int:pk>/dismiss/", views.conflict_dismiss_view, name="conflict_dismiss"),
     path("conflicts/<int:pk>/reopen/", views.conflict_reopen_view, name="conflict_reopen"),
+    path("conflicts/<int:pk>/assign/", views.conflict_assign_view, name="conflict_assign"),
+    path("conflicts/<int:pk>/comment/", views.conflict_comment_view, name="conflict_comment"),
+    path("conflicts/<int:pk>/snooze/", views.conflict_snooze_view, name="conflict_snooze"),
+    path("conflicts/<int:pk>/unsnooze/", views.conflict_unsnooze_view, name="conflict_unsnooze"),
     path("conflicts/<int:pk>/suggestion/", views.conflict_suggestion_recompute, name="conflict_suggestion"),
     path("rules/", views.rule_list, name="rule_list"),
     path("rules/<int:pk>/toggle/", views.rule_toggle, name="rule_toggle"),

@@ -38,7 +38,7 @@ from conflicts.models import (
     ResolutionSuggestion,
     Turn,
 )
-from conflicts.services.review import conflict_regress
+from conflicts.services.review import conflict_regress, conflict_sighting_wake
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +160,7 @@ def conflict_record(
         conflict.times_seen += 1
         conflict.times_cited += int(citation != Citation.NEITHER)
         conflict.last_seen = now
+        conflict_sighting_wake(conflict=conflict)  # a snooze "until seen N more times" ends here
         if created:
             _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
         # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).

@@ -2,6 +2,7 @@
 writes the activity row; the others call it."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Literal
 
@@ -9,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from articles.models import Article, ArticleStatus, ArticleVersion, VersionReason
-from articles.services import article_delete, article_edit, article_reindex
+from articles.services import StaleVersionError, article_delete, article_edit, article_reindex
 from conflicts import jobs
 from conflicts.models import (
     ActivityKind,
@@ -26,8 +27,13 @@ _KIND_FOR_STATUS = {
     ConflictStatus.DISMISSED: ActivityKind.DISMISSED,
     ConflictStatus.OPEN: ActivityKind.REOPENED,
 }
-# Every human review clears what a regression marked.
-_REVIEW_RESETS = {"substatus": ConflictSubstatus.NONE, "recurred_after_review": False}
+# Every human review clears what a regression marked, and a snooze (it only hides open conflicts).
+_REVIEW_RESETS = {
+    "substatus": ConflictSubstatus.NONE,
+    "recurred_after_review": False,
+    "snoozed_until": None,
+    "snoozed_until_seen": None,
+}
 
 
 class ConflictStateError(Exception):
@@ -184,21 +190,6 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
     return reopened
 
 
-def conflict_dismiss_many(*, conflicts: list[Conflict], actor=None, reason: str) -> tuple[int, list[str]]:
-    """Bulk dismiss, one conflict at a time through conflict_dismiss (each writes its activity row).
-
-    Returns how many were dismissed and, for the others, why not (e.g. someone resolved it meanwhile).
-    """
-    dismissed, refused = 0, []
-    for conflict in conflicts:
-        try:
-            conflict_dismiss(conflict=conflict, actor=actor, reason=reason)
-            dismissed += 1
-        except ConflictStateError as exc:
-            refused.append(f"#{conflict.pk}: {exc}")
-    return dismissed, refused
-
-
 # --- regressions ---------------------------------------------------------------------------------
 # Detection calls conflict_regress for every sighting of a reviewed pair; whether it "came back" is
 # decided here, in one place, so detectors and the console agree.
@@ -278,3 +269,123 @@ def _describe_change(change: dict) -> str:
     reviewed = change["reviewed_version"]
     before = f"reviewed v{reviewed}" if reviewed else "deleted by the review"
     return f"{change['title']} v{change['version']} ({before})"
+
+
+# --- triage as a team: assign, comment, snooze ----------------------------------------------------
+
+
+def _note_activity(*, conflict: Conflict, kind: str, actor=None, note: str = "", **detail) -> ConflictActivity:
+    return ConflictActivity.objects.create(
+        conflict=conflict, kind=kind, actor=actor, from_status=conflict.status, to_status=conflict.status,
+        note=note, detail=detail,
+    )
+
+
+def conflict_assign(*, conflict: Conflict, assignee, actor=None) -> Conflict:
+    """Give the conflict to a member who may review it (reviewer or ops), or to no one (None)."""
+    from articles.models import Membership, Role
+
+    if assignee is not None:
+        membership = Membership.objects.filter(user=assignee, knowledge_base_id=conflict.knowledge_base_id).first()
+        if membership is None or not membership.allows(Role.REVIEWER):
+            raise ConflictStateError(f"{assignee.get_username()} cannot review conflicts in this knowledge base.")
+    with transaction.atomic():
+        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        if locked.assignee_id == (assignee.pk if assignee else None):
+            return locked
+        previous = locked.assignee.get_username() if locked.assignee_id else ""
+        locked.assignee = assignee
+        locked.save(update_fields=["assignee"])
+        who = assignee.get_username() if assignee else ""
+        _note_activity(conflict=locked, kind=ActivityKind.ASSIGNED, actor=actor,
+                       note=f"Assigned to {who}." if who else "Unassigned.", assignee=who, previous=previous)
+    return locked
+
+
+def conflict_comment(*, conflict: Conflict, actor, text: str) -> ConflictActivity:
+    """A comment in the conflict's activity timeline."""
+    text = text.strip()
+    if not text:
+        raise ConflictStateError("A comment cannot be empty.")
+    return _note_activity(conflict=conflict, kind=ActivityKind.COMMENTED, actor=actor, note=text)
+
+
+def conflict_snooze(*, conflict: Conflict, actor=None, until=None, more_sightings: int | None = None) -> Conflict:
+    """Hide an open conflict from the Open tab until a moment and/or until it is seen N more times."""
+    if until is None and not more_sightings:
+        raise ConflictStateError("Snooze until a date or for a number of sightings.")
+    if until is not None and until <= timezone.now():
+        raise ConflictStateError("The snooze date must be in the future.")
+    if more_sightings is not None and more_sightings < 1:
+        raise ConflictStateError("Snooze for at least one more sighting.")
+    with transaction.atomic():
+        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        if locked.status != ConflictStatus.OPEN:
+            raise ConflictStateError("Only open conflicts can be snoozed.")
+        locked.snoozed_until = until
+        locked.snoozed_until_seen = locked.times_seen + more_sightings if more_sightings else None
+        locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
+        parts = ([f"until {timezone.localtime(until):%Y-%m-%d %H:%M}"] if until else []) + (
+            [f"until seen {more_sightings} more time{'s' if more_sightings != 1 else ''}"] if more_sightings else []
+        )
+        _note_activity(conflict=locked, kind=ActivityKind.SNOOZED, actor=actor, note="Snoozed " + " or ".join(parts) + ".",
+                       until=until.isoformat() if until else None, more_sightings=more_sightings)
+    return locked
+
+
+def conflict_unsnooze(*, conflict: Conflict, actor=None, note: str = "Snooze ended.") -> Conflict:
+    """End a snooze now (by hand, or when detection sees it the agreed number of times)."""
+    with transaction.atomic():
+        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+        if locked.snoozed_until is None and locked.snoozed_until_seen is None:
+            return locked
+        locked.snoozed_until = locked.snoozed_until_seen = None
+        locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
+        _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
+    return locked
+
+
+def conflict_sighting_wake(*, conflict: Conflict) -> bool:
+    """Called by detection after counting a sighting (row locked): a snooze by sightings that is now
+    reached ends here, with its activity row. Returns whether it woke."""
+    if conflict.snoozed_until_seen is None or conflict.times_seen < conflict.snoozed_until_seen:
+        return False
+    conflict.snoozed_until_seen = None
+    conflict.snoozed_until = None
+    conflict.save(update_fields=["snoozed_until", "snoozed_until_seen"])
+    _note_activity(conflict=conflict, kind=ActivityKind.UNSNOOZED,
+                   note=f"Snooze ended: seen {conflict.times_seen} times.")
+    return True
+
+
+# --- bulk actions: one service call per conflict, each writing its own activity row --------------
+
+
+def conflicts_bulk(*, conflicts: list[Conflict], action, actor=None) -> tuple[int, list[str]]:
+    """Apply `action(conflict)` (a call of one of the services above) to each conflict; returns how
+    many succeeded and, for the others, why not (e.g. someone resolved it meanwhile)."""
+    done, refused = 0, []
+    for conflict in conflicts:
+        try:
+            action(conflict)
+            done += 1
+        except (ConflictStateError, StaleVersionError) as exc:
+            refused.append(f"#{conflict.pk}: {exc}")
+    return done, refused
+
+
+def _content_date(article: Article) -> dt.date:
+    return (article.current_version.updated_at if article.current_version else None) or dt.date.min
+
+
+def conflict_resolve_by_deleting_older(*, conflict: Conflict, actor=None, note: str) -> Conflict:
+    """Resolve by deleting the article with the older content date (the lower id on a tie or when
+    unknown); the newer one is kept as right."""
+    low, high = (
+        Article.objects.select_related("current_version").get(pk=pk) for pk in (conflict.article_low_id, conflict.article_high_id)
+    )
+    older = high if _content_date(high) < _content_date(low) else low
+    return conflict_resolve(
+        conflict=conflict, actor=actor, note=note or "Resolved by deleting the older article.",
+        fixes=[ArticleFix(article_id=older.pk, expected_version_id=older.current_version_id, action="delete")],
+    )

@@ -9,6 +9,10 @@ from conflicts.views.articles import (
 )
 from conflicts.views.dashboard import home
 from conflicts.views.detail import (
+    conflict_assign_view,
+    conflict_comment_view,
+    conflict_snooze_view,
+    conflict_unsnooze_view,
     conflict_detail,
     conflict_dismiss_view,
     conflict_preview,
@@ -18,7 +22,7 @@ from conflicts.views.detail import (
 )
 from conflicts.views.ops import ops_home, ops_resync, ops_sync_job, ops_token_create, ops_token_revoke
 from conflicts.views.playground import answer_playground, answer_settings_view
-from conflicts.views.queue import conflict_bulk_dismiss, conflict_queue
+from conflicts.views.queue import conflict_bulk, conflict_queue
 from conflicts.views.rules import rule_induction_start, rule_list, rule_toggle
 
 __all__ = [
@@ -29,7 +33,11 @@ __all__ = [
     "article_list",
     "article_restore_view",
     "article_version_restore_view",
-    "conflict_bulk_dismiss",
+    "conflict_assign_view",
+    "conflict_bulk",
+    "conflict_comment_view",
+    "conflict_snooze_view",
+    "conflict_unsnooze_view",
     "conflict_detail",
     "conflict_dismiss_view",
     "conflict_preview",

@@ -22,7 +22,7 @@ from conflicts import selectors
 from conflicts.forms import ArticleEditForm
 from conflicts.permissions import allows, kb_view
 from conflicts.views.common import get_in_kb_or_404, query_string, render_page
-from conflicts.views.display import diff_html, stale_message
+from conflicts.views.display import diff_html, render_markdown, stale_message
 
 PAGE_SIZE = 50
 
@@ -71,6 +71,7 @@ def article_context(request, article: Article, *, edit_form=None, error: str = "
     current = article.current_version
     return {
         "article": article,
+        "body_html": render_markdown(text=current.body if current else "")[0],
         "versions": versions,
         "deleted": article.status == ArticleStatus.DELETED,
         "version_diff": _version_diff(request, article, versions),

@@ -5,20 +5,30 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles.models import ArticleStatus, Role
 from articles.services import ArticleInputError, StaleVersionError
 from conflicts import selectors
-from conflicts.forms import DismissForm, ReopenForm, ResolveForm
+from conflicts.forms import AssignForm, CommentForm, DismissForm, ReopenForm, ResolveForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
 from agents.configuration import llm_config_for
-from conflicts.services import ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
+from conflicts.services import (
+    ConflictStateError,
+    conflict_assign,
+    conflict_comment,
+    conflict_dismiss,
+    conflict_reopen,
+    conflict_resolve,
+    conflict_snooze,
+    conflict_unsnooze,
+)
 from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import render_page, wants_partial
-from conflicts.views.display import diff_html, highlight, stale_message
+from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
 
 TEMPLATE = "conflicts/detail.html"
 
@@ -35,7 +45,7 @@ def _side(conflict: Conflict, side: str) -> dict:
     version = article.current_version
     snippet = conflict.snippet_low if side == "low" else conflict.snippet_high
     body = version.body if version else ""
-    html, found = highlight(text=body, snippet=snippet)
+    html, found = render_markdown(text=body, snippet=snippet)
     return {
         "side": side,
         "letter": "A" if side == "low" else "B",
@@ -81,6 +91,7 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
     passage_b = conflict.snippet_high or (high["version"].body if high["version"] else "")
     return {
         "conflict": conflict,
+        "explanation": conflict_explanation(conflict),
         "sides": [low, high],
         "type_label": ConflictType(conflict.type).label if conflict.type in ConflictType.values else conflict.type,
         "passage_diff": diff_html(old=passage_a, new=passage_b),
@@ -99,6 +110,23 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "dismiss_form": dismiss_form or DismissForm(),
         "reopen_form": reopen_form or ReopenForm(),
         "action_error": action_error,
+        # Right after resolve or dismiss: an undo (reopen) and the next open conflict, so no dead end.
+        "just_done": request.GET.get("done") if conflict.status != ConflictStatus.OPEN else "",
+        "next_conflict": selectors.next_open_conflict(knowledge_base=request.kb, exclude_id=conflict.pk),
+        **triage_context(request, conflict),
+    }
+
+
+def triage_context(request, conflict: Conflict, *, assign_form=None, comment_form=None, snooze_form=None,
+                   triage_error: str = "") -> dict:
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb) if allows(request, Role.REVIEWER) else []
+    return {
+        "reviewers": reviewers,
+        "assign_form": assign_form or AssignForm(reviewers=reviewers, initial={"assignee": conflict.assignee_id}),
+        "comment_form": comment_form or CommentForm(),
+        "snooze_form": snooze_form or SnoozeForm(),
+        "snoozed": conflict.snoozed_at(timezone.now()),
+        "triage_error": triage_error,
     }
 
 
@@ -128,9 +156,9 @@ def conflict_detail(request, pk: int):
     return render_page(request, TEMPLATE, detail_context(request, conflict))
 
 
-def _done(request, conflict: Conflict, message: str):
+def _done(request, conflict: Conflict, message: str, *, done: str = ""):
     messages.success(request, message)
-    url = reverse("conflict_detail", args=[conflict.pk])
+    url = reverse("conflict_detail", args=[conflict.pk]) + (f"?done={done}" if done else "")
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
@@ -159,7 +187,8 @@ def conflict_resolve_view(request, pk: int):
         except ArticleInputError as exc:
             form.add_error(None, str(exc))
         else:
-            return _done(request, conflict, "Resolved. The edited articles are re-indexed and retrieval shows the fix.")
+            return _done(request, conflict, "Resolved. The edited articles are re-indexed and retrieval shows the fix.",
+                         done="resolved")
     conflict = _conflict_or_404(request, pk)  # show the texts as they are now
     context = detail_context(request, conflict, resolve_form=form)
     return render_page(request, TEMPLATE, context, partial="resolve-form", status=status)
@@ -200,7 +229,7 @@ def conflict_dismiss_view(request, pk: int):
         except ConflictStateError as exc:
             status, error = 409, str(exc)
         else:
-            return _done(request, conflict, "Dismissed: the difference is recorded as intentional.")
+            return _done(request, conflict, "Dismissed: the difference is recorded as intentional.", done="dismissed")
     conflict = _conflict_or_404(request, pk)
     context = detail_context(request, conflict, dismiss_form=form, action_error=error)
     return render_page(request, TEMPLATE, context, partial="review-actions", status=status)
@@ -222,3 +251,65 @@ def conflict_reopen_view(request, pk: int):
     conflict = _conflict_or_404(request, pk)
     context = detail_context(request, conflict, reopen_form=form, action_error=error)
     return render_page(request, TEMPLATE, context, partial="review-actions", status=status)
+
+
+def _triage_answer(request, conflict: Conflict, *, status: int = 200, **forms):
+    """The triage card again (HTMX) with the activity timeline, or back to the page."""
+    if not request.htmx and status == 200:
+        return redirect(reverse("conflict_detail", args=[conflict.pk]))
+    conflict = _conflict_or_404(request, conflict.pk)
+    context = {"conflict": conflict, "can_review": True, "activity": selectors.conflict_activity(conflict=conflict),
+               **triage_context(request, conflict, **forms)}
+    return render_page(request, TEMPLATE, context, partial="triage", status=status)
+
+
+def _triage_post(request, pk: int, *, form, form_name: str, apply):
+    """Validate one triage form; on success call `apply(conflict, cleaned_data)` (a service)."""
+    conflict = _conflict_or_404(request, pk)
+    if not form.is_valid():
+        return _triage_answer(request, conflict, status=400, **{form_name: form})
+    apply(conflict, form.cleaned_data)
+    return _triage_answer(request, conflict)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_assign_view(request, pk: int):
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb)
+
+    def assign(conflict, data):
+        assignee = next((u for u in reviewers if u.pk == data["assignee"]), None)
+        conflict_assign(conflict=conflict, assignee=assignee, actor=request.user)
+
+    return _triage_post(request, pk, form=AssignForm(request.POST, reviewers=reviewers), form_name="assign_form",
+                        apply=assign)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_comment_view(request, pk: int):
+    return _triage_post(request, pk, form=CommentForm(request.POST), form_name="comment_form",
+                        apply=lambda c, data: conflict_comment(conflict=c, actor=request.user, text=data["text"]))
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_snooze_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    form = SnoozeForm(request.POST)
+    if not form.is_valid():
+        return _triage_answer(request, conflict, status=400, snooze_form=form)
+    try:
+        conflict_snooze(conflict=conflict, actor=request.user, until=form.until_moment(),
+                        more_sightings=form.cleaned_data.get("more_sightings"))
+    except ConflictStateError as exc:
+        return _triage_answer(request, conflict, status=409, snooze_form=form, triage_error=str(exc))
+    return _triage_answer(request, conflict)
+
+
+@kb_view(write=Role.REVIEWER)
+@require_POST
+def conflict_unsnooze_view(request, pk: int):
+    conflict = _conflict_or_404(request, pk)
+    conflict_unsnooze(conflict=conflict, actor=request.user, note="Snooze ended by hand.")
+    return _triage_answer(request, conflict)

@@ -9,6 +9,9 @@ import difflib
 import re
 from dataclasses import dataclass
 
+import nh3
+from markdown_it import MarkdownIt
+
 from django.utils.html import escape
 
 from articles.models import ArticleVersion
@@ -17,22 +20,63 @@ from django.utils.safestring import SafeString, mark_safe
 _TOKENS = re.compile(r"\s+|[^\s]+")
 
 
-def highlight(*, text: str, snippet: str) -> tuple[SafeString, bool]:
-    """The text, escaped, with the first occurrence of the snippet wrapped in <mark>.
+# Article bodies are Markdown written by anyone who can edit the knowledge base: raw HTML in them
+# stays text (html=False), and the rendered HTML is sanitised again with nh3 before it is marked safe.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").enable("strikethrough")
+_MARKDOWN_TAGS = {
+    "p", "br", "hr", "strong", "em", "b", "i", "s", "del", "ins", "mark", "code", "pre", "blockquote",
+    "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+}
+# Private-use characters mark the snippet in the source text, so the <mark> survives Markdown rendering.
+_MARK_START, _MARK_END = "\ue000", "\ue001"
 
-    The snippet is matched ignoring case and runs of whitespace (detectors normalise spacing).
-    Returns (html, found).
-    """
+
+def _snippet_span(text: str, snippet: str) -> tuple[int, int] | None:
+    """Where the snippet is in the text, ignoring case and runs of whitespace (detectors normalise spacing)."""
     words = snippet.split()
     if not words:
-        return escape(text), False
-    pattern = re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
-    match = pattern.search(text)
-    if match is None:
-        return escape(text), False
-    start, end = match.span()
-    html = f"{escape(text[:start])}<mark>{escape(text[start:end])}</mark>{escape(text[end:])}"
-    return mark_safe(html), True  # noqa: S308 - each piece is escaped above
+        return None
+    match = re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE).search(text)
+    return match.span() if match else None
+
+
+def render_markdown(*, text: str, snippet: str = "") -> tuple[SafeString, bool]:
+    """The text rendered from Markdown and sanitised, with the snippet's first occurrence in <mark>.
+    Returns (html, found)."""
+    text = text.replace(_MARK_START, "").replace(_MARK_END, "")
+    span = _snippet_span(text, snippet)
+    if span:
+        start, end = span
+        text = f"{text[:start]}{_MARK_START}{text[start:end]}{_MARK_END}{text[end:]}"
+    html = _MARKDOWN.render(text).replace(_MARK_START, "<mark>").replace(_MARK_END, "</mark>")
+    clean = nh3.clean(
+        html,
+        tags=_MARKDOWN_TAGS,
+        attributes={"a": {"href", "title"}},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    return mark_safe(clean), span is not None  # noqa: S308 - sanitised by nh3 just above
+
+
+def with_titles(*, text: str, titles: dict[str, str]) -> str:
+    """The text with article refs (as detectors write them) replaced by the articles' titles."""
+    refs = sorted((ref for ref in titles if ref), key=len, reverse=True)
+    if not refs or not text:
+        return text
+    pattern = re.compile(r"(?<![\w/-])(?:" + "|".join(re.escape(ref) for ref in refs) + r")(?![\w/-])")
+    return pattern.sub(lambda m: f"“{titles[m.group(0)]}”", text)
+
+
+def conflict_explanation(conflict) -> str:
+    """A conflict's explanation naming the two articles by title."""
+    return with_titles(
+        text=conflict.explanation,
+        titles={
+            conflict.article_low.external_ref: conflict.article_low.title,
+            conflict.article_high.external_ref: conflict.article_high.title,
+        },
+    )
 
 
 @dataclass
@@ -80,11 +124,15 @@ class Chart:
     bars: list[ChartBar]
     labels: list[tuple[float, str]]
     max_value: int
+    today_x: float | None = None  # the centre of today's slot, when today is on the chart
 
 
-def bar_chart(*, days, width: int = 560, height: int = 180) -> Chart:
-    """Geometry for a server-rendered SVG of opened vs resolved per day (two bars per day)."""
+def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart:
+    """Geometry for a server-rendered SVG of opened vs resolved per day (two bars per day), with room
+    above the bars for their values."""
     plot_height = height - 24
+    top_margin = 12
+    usable = plot_height - top_margin
     max_value = max([1] + [max(d.opened, d.resolved) for d in days])
     slot = width / max(len(days), 1)
     bar_width = max(slot / 2 - 3, 2)
@@ -92,7 +140,7 @@ def bar_chart(*, days, width: int = 560, height: int = 180) -> Chart:
     labels: list[tuple[float, str]] = []
     for i, day in enumerate(days):
         for j, (kind, value) in enumerate((("opened", day.opened), ("resolved", day.resolved))):
-            bar_height = plot_height * value / max_value
+            bar_height = usable * value / max_value
             bars.append(
                 ChartBar(
                     x=round(i * slot + 2 + j * (bar_width + 1), 1),
@@ -104,7 +152,9 @@ def bar_chart(*, days, width: int = 560, height: int = 180) -> Chart:
                 )
             )
         labels.append((round(i * slot + slot / 2, 1), day.day.strftime("%d %b")))
-    return Chart(width=width, height=height, plot_height=plot_height, bars=bars, labels=labels, max_value=max_value)
+    today_x = next((round(i * slot + slot / 2, 1) for i, day in enumerate(days) if day.day == today), None)
+    return Chart(width=width, height=height, plot_height=plot_height, bars=bars, labels=labels, max_value=max_value,
+                 today_x=today_x)
 
 
 def stale_message(exc) -> str:

@@ -8,13 +8,20 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from articles.models import Role
+from articles.models import Article, Role
 from conflicts import selectors
-from conflicts.forms import BulkDismissForm, QueueFilterForm
+from conflicts.forms import BulkActionForm, QueueFilterForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
-from conflicts.services import conflict_dismiss_many
+from conflicts.services.review import (
+    conflict_assign,
+    conflict_dismiss,
+    conflict_resolve_by_deleting_older,
+    conflict_snooze,
+    conflicts_bulk,
+)
 from conflicts.views.common import query_string, render_page
+from conflicts.views.display import conflict_explanation
 
 PAGE_SIZE = 25
 
@@ -26,21 +33,29 @@ def _url_params(filters: dict) -> dict:
         "q": filters["query"],
         "article": filters["article_id"],
         "regressed": "1" if filters["regressed"] else "",
+        "assignee": filters["assignee"],
+        "snoozed": "1" if filters["snoozed"] else "",
         "sort": "" if filters["sort"] == "impact" else filters["sort"],
     }
 
 
-def queue_context(request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False) -> dict:
+def queue_context(
+    request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False,
+    selected_ids: frozenset = frozenset(), bulk_reason: str = "",
+) -> dict:
     kb = request.kb
     counts = selectors.conflict_tab_counts(
         knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
-        regressed=filters["regressed"],
+        regressed=filters["regressed"], assignee=filters["assignee"], user=request.user, snoozed=filters["snoozed"],
     )
-    paginator = Paginator(selectors.conflict_queue(knowledge_base=kb, **filters), PAGE_SIZE)
+    paginator = Paginator(selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters), PAGE_SIZE)
     paginator.count = counts[filters["status"]]  # already counted above: spare the page a second COUNT
     page = paginator.get_page(page_number)
     params = _url_params(filters)
     base = reverse("conflict_queue")
+    conflicts = list(page.object_list)
+    for conflict in conflicts:
+        conflict.explanation_display = conflict_explanation(conflict)
     tabs = [
         {
             "status": status,
@@ -56,7 +71,7 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "filter_form": QueueFilterForm(initial={**params, "sort": filters["sort"]}),
         "tabs": tabs,
         "page": page,
-        "conflicts": list(page.object_list),
+        "conflicts": conflicts,
         "prev_url": base + query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
         "next_url": base + query_string(params, page=page.next_page_number()) if page.has_next() else "",
         "sort_urls": [
@@ -69,7 +84,16 @@ def queue_context(request, *, filters: dict, page_number=None, notice: str = "",
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
         "notice": notice,
         "notice_error": notice_error,
+        # After a refused bulk action the rows stay ticked and the reason stays typed.
+        "selected_ids": selected_ids,
+        "bulk_reason": bulk_reason,
         "impact_formula": selectors.impact_formula(),
+        "reviewers": selectors.kb_reviewers(knowledge_base=kb) if allows(request, Role.REVIEWER) else [],
+        "snooze_form": SnoozeForm(),
+        "article_filter_title": (
+            Article.objects.filter(knowledge_base=kb, pk=filters["article_id"]).values_list("title", flat=True).first()
+            if filters["article_id"] else ""
+        ),
     }
 
 
@@ -80,11 +104,28 @@ def conflict_queue(request):
     return render_page(request, "conflicts/queue.html", context, partial="queue")
 
 
+def _bulk_action(form: BulkActionForm, *, actor, reviewers):
+    """The service call the chosen bulk action makes for each conflict (each writes its activity row)."""
+    data = form.cleaned_data
+    action = data["action"]
+    if action == "dismiss":
+        return lambda c: conflict_dismiss(conflict=c, actor=actor, reason=data["reason"].strip())
+    if action == "assign":
+        assignee = next((u for u in reviewers if u.pk == data["assignee"]), None)
+        return lambda c: conflict_assign(conflict=c, assignee=assignee, actor=actor)
+    if action == "snooze":
+        until, more = form.until_moment(), data.get("more_sightings")
+        return lambda c: conflict_snooze(conflict=c, actor=actor, until=until, more_sightings=more)
+    return lambda c: conflict_resolve_by_deleting_older(conflict=c, actor=actor, note=data["reason"].strip())
+
+
 @kb_view(write=Role.REVIEWER)
 @require_POST
-def conflict_bulk_dismiss(request):
+def conflict_bulk(request):
+    """Dismiss, assign, snooze or resolve (deleting the older article) the selected conflicts."""
     filters = QueueFilterForm(request.POST).values()
-    form = BulkDismissForm(request.POST)
+    reviewers = selectors.kb_reviewers(knowledge_base=request.kb)
+    form = BulkActionForm(request.POST, reviewers=reviewers)
     status = 200
     if not form.is_valid():
         notice, error, status = " ".join(e for errors in form.errors.values() for e in errors), True, 400
@@ -93,11 +134,22 @@ def conflict_bulk_dismiss(request):
         conflicts = list(Conflict.objects.filter(knowledge_base=request.kb, pk__in=ids).order_by("pk"))
         if len(conflicts) != len(ids):
             raise Http404("Not found in this knowledge base.")
-        dismissed, refused = conflict_dismiss_many(conflicts=conflicts, actor=request.user, reason=form.cleaned_data["reason"])
-        notice = f"Dismissed {dismissed} conflict(s)." + (" Not dismissed: " + " ".join(refused) if refused else "")
+        done, refused = conflicts_bulk(conflicts=conflicts, actor=request.user,
+                                       action=_bulk_action(form, actor=request.user, reviewers=reviewers))
+        verb = BULK_PAST[form.cleaned_data["action"]]
+        notice = f"{verb} {done} conflict(s)." + (" Not done: " + " ".join(refused) if refused else "")
         error = bool(refused)
     if not request.htmx:
         (messages.error if error else messages.success)(request, notice)
         return redirect(reverse("conflict_queue") + query_string(_url_params(filters)))
-    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice, notice_error=error)
+    kept = {"selected_ids": _posted_ids(request), "bulk_reason": request.POST.get("reason", "")} if status != 200 else {}
+    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice,
+                            notice_error=error, **kept)
     return render_page(request, "conflicts/queue.html", context, partial="queue", status=status)
+
+
+BULK_PAST = {"dismiss": "Dismissed", "assign": "Assigned", "snooze": "Snoozed", "delete_older": "Resolved"}
+
+
+def _posted_ids(request) -> frozenset:
+    return frozenset(int(value) for value in request.POST.getlist("ids") if value.isdigit())

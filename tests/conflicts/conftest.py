@@ -33,3 +33,9 @@ def igd_server(settings, inline_detection, scripted_llm):
 
     scripted_llm.respond = respond
     return scripted_llm
+
+
+@pytest.fixture
+def articles(kb):
+    """Eight plain articles, titled Article 0..7, for conflicts made directly."""
+    return [make_article(kb, f"faq-{i}", f"Body number {i}.", title=f"Article {i}", index=False) for i in range(8)]

@@ -130,3 +130,14 @@ def test_openapi_document_is_served(client):
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200
     assert "/api/v1/turns" in response.json()["paths"]
+
+
+@pytest.mark.django_db
+def test_conflicts_accept_resolved_for_processed(api, kb, fare_articles):
+    from tests.conflicts.console_support import make_conflict
+
+    make_conflict(kb, fare_articles["old"], fare_articles["new"], status="processed")
+    resolved = api("get", "/conflicts?status=resolved")
+    assert resolved.status_code == 200 and [c["status"] for c in resolved.json()] == ["processed"]
+    assert resolved.json() == api("get", "/conflicts?status=processed").json()
+    assert api("get", "/conflicts?status=closed").status_code == 422

@@ -101,7 +101,7 @@ def test_resolve_by_editing_one_article_reindexes_and_search_shows_the_fix(clien
         resolve_data(conflict, **{f"{side}_action": "edit", f"{side}_body": new_text, "note": "old fare"}),
         **HTMX,
     )
-    assert response.status_code == 200 and response["HX-Redirect"] == reverse("conflict_detail", args=[conflict.pk])
+    assert response.status_code == 200 and response["HX-Redirect"] == reverse("conflict_detail", args=[conflict.pk]) + "?done=resolved"
     conflict.refresh_from_db()
     assert conflict.status == "processed" and conflict.reviewed_by == reviewer and conflict.review_note == "old fare"
     assert conflict.winner == ("high" if low_is_a else "low")  # the edited side lost

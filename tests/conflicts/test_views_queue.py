@@ -14,11 +14,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def articles(kb):
-    return [make_article(kb, f"faq-{i}", f"Body number {i}.", title=f"Article {i}", index=False) for i in range(8)]
-
-
-@pytest.fixture
 def reviewer(kb):
     return make_user("rita", kb, "reviewer")
 
@@ -144,7 +139,7 @@ def test_bulk_dismiss_with_reason_calls_the_service_per_conflict(client, kb, art
     a = articles
     first, second, third = make_conflict(kb, a[0], a[1]), make_conflict(kb, a[2], a[3]), make_conflict(kb, a[4], a[5])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [first.pk, second.pk], "reason": "seasonal prices"}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"ids": [first.pk, second.pk], "reason": "seasonal prices"}, **HTMX)
     assert response.status_code == 200
     assert "Dismissed 2 conflict(s)." in response.content.decode()
     for conflict in (first, second):
@@ -158,7 +153,7 @@ def test_bulk_dismiss_with_reason_calls_the_service_per_conflict(client, kb, art
 def test_bulk_dismiss_requires_a_reason_and_changes_nothing_without(client, kb, articles, reviewer):
     conflict = make_conflict(kb, articles[0], articles[1])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "  "}, **HTMX)
+    response = client.post(reverse("conflict_bulk"), {"ids": [conflict.pk], "reason": "  "}, **HTMX)
     assert response.status_code == 400 and "reason is required" in response.content.decode()
     conflict.refresh_from_db()
     assert conflict.status == "open"
@@ -167,7 +162,7 @@ def test_bulk_dismiss_requires_a_reason_and_changes_nothing_without(client, kb, 
 def test_bulk_dismiss_without_htmx_redirects_back_to_the_queue(client, kb, articles, reviewer):
     conflict = make_conflict(kb, articles[0], articles[1])
     client.force_login(reviewer)
-    response = client.post(reverse("conflict_bulk_dismiss"), {"ids": [conflict.pk], "reason": "ok", "type": "price"})
+    response = client.post(reverse("conflict_bulk"), {"ids": [conflict.pk], "reason": "ok", "type": "price"})
     assert response.status_code == 302 and response["Location"].startswith(reverse("conflict_queue"))
     assert Conflict.objects.get(pk=conflict.pk).status == "dismissed"
 

@@ -38,7 +38,7 @@ def posts(objects, resolve_data=None):
     """Every write endpoint of the console with its data, for one knowledge base's objects."""
     c, a = objects["conflict"], objects["a"]
     return [
-        (reverse("conflict_bulk_dismiss"), {"ids": [c.pk], "reason": "r"}),
+        (reverse("conflict_bulk"), {"ids": [c.pk], "reason": "r"}),
         (reverse("conflict_resolve", args=[c.pk]), {"low_action": "keep", "high_action": "keep", "note": "n",
                                                      "low_expected_version_id": a.current_version_id,
                                                      "high_expected_version_id": objects["b"].current_version_id}),
@@ -131,7 +131,7 @@ def test_member_of_one_kb_gets_404_for_every_page_partial_and_post_of_another(cl
     assert client.get(url, **headers).status_code == 404
     # Bulk dismiss mixing one's own id with another's refuses all of it
     data = {"ids": [world["mine"]["conflict"].pk, world["theirs"]["conflict"].pk], "reason": "r"}
-    assert client.post(reverse("conflict_bulk_dismiss"), data, **headers).status_code == 404
+    assert client.post(reverse("conflict_bulk"), data, **headers).status_code == 404
     assert Conflict.objects.get(pk=world["mine"]["conflict"].pk).status == "open"
     # Lists never show the other's rows
     assert b"theirs" not in client.get(reverse("conflict_queue")).content
