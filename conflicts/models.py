@@ -10,7 +10,7 @@ from django.db import models
 
 from agents.igd.arithmetic import Mode
 from agents.types import CONFLICT_TYPE_LABELS, MAX_ARTICLES_CHECKED
-from articles.models import Article, ArticleVersion, KnowledgeBase
+from articles.models import Article, ArticleVersion, KnowledgeBase, SyncStatus
 
 
 class TurnSource(models.TextChoices):
@@ -429,11 +429,8 @@ class AnswerSettings(models.Model):
         ]
 
 
-class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+# Every work row has the re-sync job's lifecycle: queued -> running -> done | failed.
+JobStatus = SyncStatus
 
 
 class SuggestionJob(models.Model):
