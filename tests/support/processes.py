@@ -47,12 +47,19 @@ def base_env(**extra) -> dict:
     return env
 
 
-def start_worker(name: str, env: dict, *, pool: str = "solo", log: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
+def start_worker(name: str, env: dict, *, log: Path, pool: str = "solo") -> subprocess.Popen:
+    """Start a worker and wait until it takes messages (a busy machine may need minutes to import torch)."""
+    proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "kbreview", "worker", f"--pool={pool}", "--loglevel=INFO",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{name}-{os.getpid()}@%h"],
         cwd=ROOT, env=env, stdout=_log_file(log), stderr=subprocess.STDOUT,
     )
+    try:
+        wait_for(lambda: " ready." in log.read_text(errors="replace"), 300, f"worker {name} to start", logs=[log])
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
 
 
 def start_beat(env: dict, schedule: Path, *, log: Path | None = None) -> subprocess.Popen:
