@@ -2,21 +2,29 @@
 
 - fewer than 2 articles: nothing to compare, nothing is called;
 - more than MAX_ARTICLES: only the first ones (callers pass them best-ranked first);
-- a pair with a cached verdict (same article versions) is never sent to the LLM again.
+- a pair with a cached verdict (same article versions) is never sent to the LLM again;
+- a pair whose articles share no claim about the same thing (claim alignment below a similarity floor)
+  is about different things: it is not sent to the LLM and its "no conflict" is a verdict like any other;
+- in `auto`, claim findings below CONFIRM_BELOW confidence go to the LLM for confirmation when one is
+  configured: confirmed ones are recorded as found by "both", rejected ones are dropped.
 
 Timeouts and fail-open belong to the caller (the turn pipeline); an LLM failure propagates as
 LLMError so the caller can record "error: <reason>".
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, PairJudgement, pair_key
+
+if TYPE_CHECKING:
+    from agents.claims import ClaimVectors
 
 Detector = Literal["claims", "llm", "auto"]
 DETECTORS: tuple[str, ...] = ("claims", "llm", "auto")
@@ -26,6 +34,7 @@ MAX_ARTICLES = MAX_ARTICLES_CHECKED
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped_fewer_than_2"
 STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES articles only
+CONFIRM_BELOW = 0.75  # auto: claim findings less sure than this are confirmed by the LLM first
 
 
 @dataclass
@@ -41,6 +50,9 @@ class DetectionOutcome:
     model: str = ""
     dropped_invented_refs: int = 0
     dropped_bad_snippets: int = 0
+    unrelated_pairs: int = 0  # not sent to the LLM: about different things
+    confirmed: int = 0  # claim findings the LLM confirmed (auto)
+    rejected: int = 0  # claim findings the LLM did not confirm (auto): dropped
 
     @property
     def judged_pairs(self) -> list[tuple[str, str]]:
@@ -58,13 +70,15 @@ def run_detection(
     now: dt.date | None = None,
     llm_config: LLMConfig | None = None,
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
+    claim_vectors: ClaimVectors | None = None,
 ) -> DetectionOutcome:
     """Find conflicting pairs among `articles` (best-ranked first).
 
     claims: the deterministic claim detector only (no cache, no LLM).
-    llm:    cached verdicts, then one LLM call for every uncached pair; needs `llm_config`.
-    auto:   the claim detector first; then cached verdicts and, when `llm_config` is given, one LLM
-            call for the pairs the claims did not flag.
+    llm:    cached verdicts, then one LLM call for every uncached pair that is about related things.
+    auto:   the claim detector first (sure findings stand; unsure ones are confirmed by the LLM); then
+            cached verdicts and, when `llm_config` is given, one LLM call for the related pairs left.
+    `claim_vectors` holds the sentence vectors of claims (computed once per article text).
     """
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; expected one of {DETECTORS}")
@@ -78,10 +92,16 @@ def run_detection(
     today = now or dt.date.today()
     outcome = DetectionOutcome(status=status, articles_considered=len(selected))
 
+    claim_findings, unrelated = _claim_findings(articles=selected, now=today, vectors=claim_vectors)
     found: dict[tuple[str, str], ConflictFinding] = {}
+    to_confirm: dict[tuple[str, str], ConflictFinding] = {}
     if detector in ("claims", "auto"):
-        for finding in _claim_findings(articles=selected, now=today):
-            found.setdefault(pair_key(*finding.refs), finding)
+        for finding in claim_findings:
+            key = pair_key(*finding.refs)
+            if detector == "auto" and llm_config is not None and finding.confidence < CONFIRM_BELOW:
+                to_confirm[key] = finding
+            else:
+                found.setdefault(key, finding)
     if detector == "claims":
         outcome.findings = _sorted(found)
         return outcome
@@ -95,17 +115,27 @@ def run_detection(
         if key in cache:
             outcome.cache_hits += 1
             if cache[key] is not None:
-                found[key] = cache[key]
+                found[key] = _confirmed(to_confirm[key]) if key in to_confirm else cache[key]
+            continue
+        if key in unrelated and key not in to_confirm:
+            outcome.unrelated_pairs += 1
+            outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="claims"))
             continue
         unjudged.append(key)
 
     if unjudged and llm_config is not None:
         result = detect_with_llm(articles=selected, pairs=unjudged, config=llm_config, now=today)
-        for finding in result.findings:
-            found.setdefault(finding.refs, finding)
-        outcome.judgements = [
-            PairJudgement(refs=key, conflict=verdict) for key, verdict in verdicts_from_result(result).items()
-        ]
+        verdicts = verdicts_from_result(result)
+        for key, verdict in verdicts.items():
+            if key in to_confirm:
+                if verdict is not None:
+                    found[key] = _confirmed(to_confirm[key])
+                    outcome.confirmed += 1
+                else:
+                    outcome.rejected += 1
+            elif verdict is not None:
+                found.setdefault(key, verdict)
+        outcome.judgements += [PairJudgement(refs=key, conflict=verdict) for key, verdict in verdicts.items()]
         outcome.llm_calls = result.llm_calls
         outcome.tokens = result.tokens
         outcome.model = result.model
@@ -115,12 +145,21 @@ def run_detection(
     return outcome
 
 
-def _claim_findings(*, articles: list[ArticleText], now: dt.date) -> list[ConflictFinding]:
-    # Imported here: agents.claims is written in parallel and must not be needed by the LLM-only path.
+def _confirmed(finding: ConflictFinding) -> ConflictFinding:
+    # The claims' explanation names both titles and values; the LLM's verdict adds certainty.
+    return dataclasses.replace(finding, detector="both", confidence=max(finding.confidence, CONFIRM_BELOW))
+
+
+def _claim_findings(*, articles: list[ArticleText], now: dt.date,
+                    vectors: ClaimVectors | None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
+    """The claim detector's findings and the pairs it found to be about different things."""
+    # Imported here: the claim detector loads parsing libraries the LLM-only tests do not need.
     from agents.claims import detect_claim_conflicts
 
-    result = detect_claim_conflicts(articles=articles, now=now)
-    return list(getattr(result, "findings", result))
+    result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors)
+    findings = list(getattr(result, "findings", result))
+    unrelated = result.unrelated_pairs() if hasattr(result, "unrelated_pairs") else set()
+    return findings, unrelated
 
 
 def _unique_by_ref(articles: list[ArticleText]) -> list[ArticleText]:

@@ -201,7 +201,7 @@ def check_answer(
         bad_snippets += dropped
         conflict_type = item["type"] if item["type"] in CONFLICT_TYPES else "other"
         verdicts[key] = ConflictFinding(
-            refs=key, type=conflict_type, explanation=item["explanation"].strip(), snippets=snippets
+            refs=key, type=conflict_type, explanation=item["explanation"].strip(), snippets=snippets, detector="llm"
         )
     return _Checked(verdicts, invented, bad_snippets, frozenset(under_doubt), fully_invented)
 

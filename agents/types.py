@@ -45,6 +45,8 @@ class ConflictFinding:
     type: str  # one of CONFLICT_TYPES
     explanation: str
     snippets: dict[str, str] = field(default_factory=dict)
+    confidence: float = 1.0  # 0..1: how sure the detector is
+    detector: str = "claims"  # claims | llm | both (the claims found it and the LLM confirmed it)
 
     def as_json(self) -> dict:
         return {
@@ -52,6 +54,8 @@ class ConflictFinding:
             "type": self.type,
             "explanation": self.explanation,
             "snippets": dict(self.snippets),
+            "detector": self.detector,
+            "confidence": self.confidence,
         }
 
 
@@ -61,6 +65,7 @@ class PairJudgement:
 
     refs: tuple[str, str]
     conflict: ConflictFinding | None
+    detector: str = "llm"  # who judged: "llm", or "claims" for a pair about different things altogether
 
 
 @dataclass

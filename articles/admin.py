@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 
 from articles import services
-from articles.models import Article, ArticleAudit, ArticleVersion, IndexSyncJob, KnowledgeBase
+from articles.models import Article, ArticleAudit, ArticleVersion, DriftItem, IndexSyncJob, KnowledgeBase, Source, SourceSync
 
 
 @admin.register(KnowledgeBase)
@@ -69,3 +69,26 @@ class ArticleAuditAdmin(admin.ModelAdmin):
 @admin.register(IndexSyncJob)
 class IndexSyncJobAdmin(admin.ModelAdmin):
     list_display = ("created_at", "knowledge_base", "full", "status", "done", "total")
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ("name", "knowledge_base", "kind", "schedule", "gone_policy", "last_sync")
+    list_filter = ("knowledge_base", "kind", "schedule")
+    readonly_fields = ("last_sync", "created_by", "created_at")
+
+
+@admin.register(SourceSync)
+class SourceSyncAdmin(admin.ModelAdmin):
+    list_display = ("pk", "source", "trigger", "status", "done", "total", "created_at", "finished_at")
+    list_filter = ("status", "trigger")
+    readonly_fields = [f.name for f in SourceSync._meta.fields]
+
+
+@admin.register(DriftItem)
+class DriftItemAdmin(admin.ModelAdmin):
+    """Read-only here: decisions go through the console, which writes the audit row."""
+
+    list_display = ("article", "knowledge_base", "status", "created_at", "decided_by")
+    list_filter = ("status",)
+    readonly_fields = [f.name for f in DriftItem._meta.fields]

@@ -5,6 +5,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -286,12 +287,8 @@ def _unindex(*, article: Article) -> None:
     Article.objects.filter(pk=article.pk).update(indexed_version=None)
 
 
-def _index_batch(article_ids: list[int]) -> int:
-    """Embed the current versions of these articles, then swap their chunks in one transaction each.
-
-    Embedding (the slow part) happens outside any lock; an article changed meanwhile is skipped here,
-    because the change that made it stale will index it itself.
-    """
+def _index_plan(article_ids: list[int]) -> list[tuple[Article, list[str]]]:
+    """The chunks to embed for these articles' current versions; deleted ones leave the index here."""
     articles = list(
         Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
     )
@@ -302,8 +299,16 @@ def _index_batch(article_ids: list[int]) -> int:
                 _unindex(article=article)
             continue
         planned.append((article, chunk_body(article.current_version.body)))
-    texts = [f"{a.current_version.title}\n{t}" for a, pieces in planned for t in pieces]
-    vectors = embed_texts(texts)
+    return planned
+
+
+def _index_texts(planned: list[tuple[Article, list[str]]]) -> list[str]:
+    return [f"{a.current_version.title}\n{t}" for a, pieces in planned for t in pieces]
+
+
+def _index_write(planned: list[tuple[Article, list[str]]], vectors) -> int:
+    """Swap each article's chunks in one transaction. An article changed since it was planned is skipped,
+    because the change that made it stale will index it itself."""
     written, offset = 0, 0
     for article, pieces in planned:
         version = article.current_version
@@ -331,6 +336,38 @@ def _index_batch(article_ids: list[int]) -> int:
     return written
 
 
+def _index_batch(article_ids: list[int]) -> int:
+    """Embed the current versions of these articles (outside any lock), then swap their chunks."""
+    planned = _index_plan(article_ids)
+    return _index_write(planned, embed_texts(_index_texts(planned)))
+
+
+def _index_pipelined(
+    article_ids: list[int], *, batch_size: int, on_progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Index in batches, embedding the next batch in a worker thread while this one writes the last:
+    the encoder (which releases the GIL) never waits for the database. Only this thread touches the database."""
+    total, written = len(article_ids), 0
+    batches = [article_ids[start : start + batch_size] for start in range(0, total, batch_size)]
+    if on_progress:
+        on_progress(0, total)
+    if not batches:
+        return 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
+        planned = _index_plan(batches[0])
+        pending = encoder.submit(embed_texts, _index_texts(planned))
+        for number in range(len(batches)):
+            following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
+            vectors = pending.result()
+            if following is not None:
+                pending = encoder.submit(embed_texts, _index_texts(following))
+            written += _index_write(planned, vectors)
+            planned = following
+            if on_progress:
+                on_progress(min((number + 1) * batch_size, total), total)
+    return written
+
+
 def article_reindex(*, article_id: int) -> int:
     """Synchronously bring one article's chunks in line with its current version (or remove them).
 
@@ -341,7 +378,7 @@ def article_reindex(*, article_id: int) -> int:
 
 def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:
     """Bring just these articles' chunks in line with their current versions (a source sync's changes)."""
-    return sum(_index_batch(article_ids[start : start + batch_size]) for start in range(0, len(article_ids), batch_size))
+    return _index_pipelined(article_ids, batch_size=batch_size)
 
 
 def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
@@ -364,15 +401,7 @@ def index_resync(
         )
     else:
         ids = stale_article_ids(knowledge_base=knowledge_base)
-    total, written = len(ids), 0
-    if on_progress:
-        on_progress(0, total)
-    for start in range(0, total, batch_size):
-        batch = ids[start : start + batch_size]
-        written += _index_batch(batch)
-        if on_progress:
-            on_progress(min(start + batch_size, total), total)
-    return written
+    return _index_pipelined(ids, batch_size=batch_size, on_progress=on_progress)
 
 
 def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:

@@ -134,16 +134,11 @@ def _clean_location(*, kind: str, location: str) -> str:
     return ""
 
 
-def source_create(
-    *,
-    knowledge_base: KnowledgeBase,
-    name: str,
-    kind: str,
-    location: str = "",
-    schedule: str = SourceSchedule.OFF,
-    gone_policy: str = GonePolicy.CONFIRM,
-    actor=None,
-) -> Source:
+def _source_fields(
+    *, knowledge_base: KnowledgeBase, name: str, kind: str, location: str, schedule: str, gone_policy: str,
+    exclude_id: int | None = None,
+) -> dict:
+    """Checked and normalised fields of a source; a SourceInputError names the field that is wrong."""
     name = " ".join(name.split())
     if not name:
         raise SourceInputError("name: a source needs a name")
@@ -156,12 +151,33 @@ def source_create(
     if kind == SourceKind.UPLOAD and schedule != SourceSchedule.OFF:
         raise SourceInputError("schedule: uploaded files change only when uploaded; leave the schedule off")
     location = _clean_location(kind=kind, location=location)
-    if Source.objects.filter(knowledge_base=knowledge_base, name=name).exists():
+    if Source.objects.filter(knowledge_base=knowledge_base, name=name).exclude(pk=exclude_id).exists():
         raise SourceInputError(f"name: this knowledge base already has a source called {name!r}")
-    return Source.objects.create(
-        knowledge_base=knowledge_base, name=name, kind=kind, location=location, schedule=schedule,
-        gone_policy=gone_policy, created_by=actor,
-    )
+    return {"name": name, "kind": kind, "location": location, "schedule": schedule, "gone_policy": gone_policy}
+
+
+def source_create(
+    *,
+    knowledge_base: KnowledgeBase,
+    name: str,
+    kind: str,
+    location: str = "",
+    schedule: str = SourceSchedule.OFF,
+    gone_policy: str = GonePolicy.CONFIRM,
+    actor=None,
+) -> Source:
+    fields = _source_fields(knowledge_base=knowledge_base, name=name, kind=kind, location=location, schedule=schedule,
+                            gone_policy=gone_policy)
+    return Source.objects.create(knowledge_base=knowledge_base, created_by=actor, **fields)
+
+
+def source_update(*, source: Source, name: str, location: str, schedule: str, gone_policy: str) -> Source:
+    """Change a source's settings (not its kind). Pages it no longer lists are handled by the next sync."""
+    fields = _source_fields(knowledge_base=source.knowledge_base, name=name, kind=source.kind, location=location,
+                            schedule=schedule, gone_policy=gone_policy, exclude_id=source.pk)
+    Source.objects.filter(pk=source.pk).update(**fields)
+    source.refresh_from_db()
+    return source
 
 
 def source_files_upload(*, source: Source, files: list[tuple[str, bytes]], actor=None) -> list[SourceFile]:
@@ -265,11 +281,16 @@ class _Run:
 
 
 def source_sync_run(*, sync_id: int) -> SourceSync:
-    """Run a queued sync. A finished one is left alone; one a dead worker left running is run again
-    (every step is idempotent: unchanged text writes nothing)."""
+    """Run a queued sync. A finished one is left alone, and so is one another worker started within the
+    time limit; one a dead worker left running longer is run again (unchanged text writes nothing)."""
     with transaction.atomic():
         sync = SourceSync.objects.select_for_update().select_related("source__knowledge_base").get(pk=sync_id)
         if sync.status in (SyncStatus.DONE, SyncStatus.FAILED):
+            return sync
+        running_for = timezone.now() - sync.started_at if sync.started_at else None
+        if sync.status == SyncStatus.RUNNING and running_for < dt.timedelta(seconds=settings.SOURCE_SYNC_TIME_LIMIT_S):
+            # A redelivered message (the broker's visibility timeout is shorter than a long sync) while the
+            # first worker is still at it: leave it to that worker.
             return sync
         sync.status = SyncStatus.RUNNING
         sync.started_at = timezone.now()

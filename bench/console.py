@@ -28,9 +28,11 @@ template, and a database connection per request (CONN_MAX_AGE=0, the default). P
 robin (so drift on a shared machine hits all of them alike), warm-up first, then p50/p95 per page.
 SQL queries per page are counted with django.test.utils.CaptureQueriesContext on one request of each.
   queue         /conflicts/?status=open                    (default tab and order: impact)
-  queue_p10     /conflicts/?status=open&page=10            (a later page; the last one if there are fewer)
+  queue_p10     /conflicts/?status=open&after=<cursor>      (page 10 by keyset; the last one if there are fewer)
   queue_filter  /conflicts/?status=open&type=price&sort=recent
-  info only, not in the figures: the Resolved tab, a text search, the last page (OFFSET pagination) and the
+  queue_search / queue_last: a text search (GIN-indexed generated tsvector) and the last page (keyset:
+  the reverse order's first rows), each a figure of its own (queue_search_p95_ms, queue_last_page_p95_ms).
+  info only, not in the figures: the Resolved tab and the
   default page at 100 rows (the view has no page-size parameter: its module constant PAGE_SIZE is set to 100
   for that page only, to show the query count does not depend on it).
   detail_hot    the conflict with the most occurrences
@@ -46,11 +48,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
-import math
 import os
 import random
 import re
 import sys
+from urllib.parse import urlencode
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -446,20 +448,31 @@ def page_urls(kb) -> dict[str, str]:
     open_conflicts = conflicts.filter(status="open")
     median = open_conflicts.order_by("times_seen", "pk").values_list("times_seen", flat=True)[open_conflicts.count() // 2]
     typical = open_conflicts.filter(times_seen=median).order_by("pk").values_list("pk", flat=True)[0]
-    open_count = open_conflicts.count()
-    last_page = max(1, math.ceil(open_count / 25))
     queue = reverse("conflict_queue")
     return {
         "queue": f"{queue}?status=open",
-        "queue_p10": f"{queue}?status=open&page={min(10, last_page)}",
+        "queue_p10": queue + "?" + urlencode({"status": "open", "after": _tenth_page_cursor(kb)}),
         "queue_filter": f"{queue}?status=open&type=price&sort=recent",
         "queue_resolved": f"{queue}?status=processed",
         "queue_search": f"{queue}?status=open&q=delivery",
-        "queue_last": f"{queue}?status=open&page={last_page}",
+        "queue_last": f"{queue}?status=open&last=1",
         "queue_100": f"{queue}?status=open",
         "detail_hot": reverse("conflict_detail", args=[hot]),
         "detail_typ": reverse("conflict_detail", args=[typical]),
     }
+
+
+def _tenth_page_cursor(kb) -> str:
+    """The keyset cursor page 10 of the Open tab starts after (or the last page's start if fewer)."""
+    from conflicts.selectors import conflict_queue, conflict_queue_page
+
+    cursor = ""
+    for _ in range(9):
+        page = conflict_queue_page(conflicts=conflict_queue(knowledge_base=kb), sort="impact", size=25, after=cursor)
+        if not page.has_next:
+            break
+        cursor = page.last_key
+    return cursor
 
 
 class _PageSize:
@@ -641,6 +654,9 @@ def main() -> None:
         common.Figure("queue_p95_ms", max(p95(full, name) for name in QUEUE_PAGES), "ms", "<", 150, digits=1),
         common.Figure("detail_p95_ms", max(p95(full, name) for name in DETAIL_PAGES), "ms", "<", 150, digits=1),
         common.Figure("queue_p95_growth", max(growth.values()), "x", "<=", 2, digits=2),
+        # The text search (GIN-indexed generated tsvector) and the deepest page, at full size.
+        common.Figure("queue_search_p95_ms", p95(full, "queue_search"), "ms", "<", 150, digits=1),
+        common.Figure("queue_last_page_p95_ms", p95(full, "queue_last"), "ms", "<", 150, digits=1),
     ]
     constant = [
         ("queue_queries", queue_counts[("full", "queue")], len(set(queue_counts.values())) == 1,

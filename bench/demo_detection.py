@@ -23,7 +23,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.claims import detect_claim_conflicts  # noqa: E402
+import os  # noqa: E402
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+import django  # noqa: E402
+
+django.setup()
+
+from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
+from articles.embeddings import embed_texts  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
 from articles.ingest import parse_path  # noqa: E402
 
@@ -82,8 +91,9 @@ def build_sets(articles: dict[str, ArticleText], questions: list[dict]) -> dict[
 
 def flagged_pairs(articles: dict[str, ArticleText], sets: list[list[str]]) -> dict:
     found = {}
+    store = ClaimVectors(embed_texts)
     for refs in sets:
-        for f in detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW):
+        for f in detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store).findings:
             found.setdefault(f.refs, f)
     return found
 

@@ -228,9 +228,14 @@ class ClaimsMemo:
         key = tuple(sorted(refs))
         if key not in self.memo:
             from agents.claims import detect_claim_conflicts
+            from agents.detection import CONFIRM_BELOW
+            from conflicts.services.detection import claim_vectors
 
             texts = [article_text(self.kb.articles[r]) for r in key]
-            self.memo[key] = frozenset(f.refs for f in detect_claim_conflicts(articles=texts))
+            result = detect_claim_conflicts(articles=texts, vectors=claim_vectors())
+            # Never sent to the LLM: sure claim findings and pairs about different things.
+            sure = {f.refs for f in result.findings if f.confidence >= CONFIRM_BELOW}
+            self.memo[key] = frozenset(sure | result.unrelated_pairs())
         return self.memo[key]
 
 

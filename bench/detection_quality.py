@@ -1,77 +1,213 @@
-"""Precision / recall / F1 of the claim-based detector on the kb-conflicts dev set.
+"""Precision / recall / F1 of the offline claim detector, with naive anchors side by side.
 
-    .venv/bin/python bench/detection_quality.py [path/to/dev.jsonl]
+    .venv/bin/python bench/detection_quality.py [--sets report,kb-dev,ramdocs,demo] [--show N] [--quick]
 
-A pair counts once per retrieval set. The last two lines are machine-readable figures.
+Data sets (a pair counts once per retrieval set):
+- report:  bench/data/kb-conflicts-broad/report.jsonl, the held-out half of the project's broad corpus
+           (never tuned on); `dev` is the half the detector was developed on;
+- kb-dev:  ../shared/datasets/kb-conflicts-dev/dev.jsonl;
+- ramdocs: ../shared/datasets/ramdocs, single-answer questions, each question's passages as one set;
+           a misinformation passage and a correct one = a conflicting pair, anything else is not;
+- demo:    the demo knowledge base's questions, as in bench/demo_detection.py (pooled sets).
+Anchors: "flag every pair" and "values differ" (two articles stating different values of one kind).
 """
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
+import os
 import sys
 from collections import Counter
+from itertools import combinations
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
 
-from agents.claims import detect_claim_conflicts  # noqa: E402
+import django  # noqa: E402
+
+django.setup()
+
+from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
+from agents.claims.values import comparable, equal_values, extract_values  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
+from articles.embeddings import embed_texts  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "kb-conflicts-dev" / "dev.jsonl"
+SHARED = REPO.parent / "shared" / "datasets"
+BROAD = REPO / "bench" / "data" / "kb-conflicts-broad"
+TARGETS = {"report": (0.90, 0.80), "ramdocs": (None, 0.60)}
 
 
 def _date(text: str | None) -> dt.date | None:
     return dt.date.fromisoformat(text) if text else None
 
 
-def load_sets(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def labelled_sets(path: Path) -> list[dict]:
+    sets = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        sets.append({
+            "id": item["id"], "now": _date(item.get("now")),
+            "articles": [ArticleText(ref=a["ref"], title=a["title"], body=a["body"], updated_at=_date(a.get("updated_at")),
+                                     source=a.get("source", "faq")) for a in item["articles"]],
+            "gold": {pair_key(*c["refs"]): c.get("type", "conflict") for c in item.get("conflicts", [])},
+        })
+    return sets
 
 
-def evaluate(sets: list[dict]) -> dict:
-    tp, fp, fn = [], [], []
-    by_type_total, by_type_hit = Counter(), Counter()
+def ramdocs_sets(path: Path, limit: int | None) -> list[dict]:
+    sets = []
+    for number, line in enumerate(path.read_text().splitlines()):
+        item = json.loads(line)
+        if len(item["gold_answers"]) != 1:
+            continue
+        docs = item["documents"]
+        articles = [ArticleText(ref=f"q{number}-d{i}", title="", body=d["text"]) for i, d in enumerate(docs)]
+        gold = {}
+        for (i, a), (j, b) in combinations(enumerate(docs), 2):
+            if {a["type"], b["type"]} == {"misinfo", "correct"}:
+                gold[pair_key(articles[i].ref, articles[j].ref)] = "misinformation"
+        sets.append({"id": f"ramdocs-{number}", "now": dt.date(2025, 4, 1), "articles": articles, "gold": gold})
+    return sets[:limit] if limit else sets
+
+
+def demo_sets() -> list[dict]:
+    from bench.demo_detection import DEMO, NOW, build_sets, load_articles
+
+    articles = load_articles()
+    truth = json.loads((DEMO / "planted.json").read_text())
+    planted = {pair_key(*c["refs"]): c["type"] for c in truth["conflicts"]}
+    questions = [json.loads(x) for x in (DEMO / "questions.jsonl").read_text().splitlines() if x.strip()]
+    grouped = build_sets(articles, questions)
+    out = []
+    for name in ("random", "lexical"):
+        for n, refs in enumerate(grouped[name]):
+            chosen = [articles[r] for r in dict.fromkeys(refs)]
+            keys = {pair_key(a.ref, b.ref) for a, b in combinations(chosen, 2)}
+            out.append({"id": f"demo-{name}-{n}", "now": NOW, "articles": chosen,
+                        "gold": {k: planted[k] for k in keys if k in planted}})
+    return out
+
+
+def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None) -> list[float]:
+    """CPU milliseconds of one check of an 8-article demo retrieval set, caches warm (vectors and parses
+    are computed once per article text, as in the product), one sample per question."""
+    import time
+
+    from bench.demo_detection import DEMO, NOW, Lexical, load_articles
+
+    articles = load_articles()
+    lexical = Lexical(articles)
+    questions = [json.loads(x) for x in (DEMO / "questions.jsonl").read_text().splitlines() if x.strip()][:limit]
+    sets = []
+    for q in questions:
+        expected = list(dict.fromkeys(q["expect_refs"]))[:size]
+        sets.append(expected + lexical.nearest(q["question"], exclude=set(expected), k=size - len(expected)))
+    for refs in sets:  # warm: each article parsed and embedded once
+        detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store)
+    samples = []
+    for refs in sets:
+        started = time.process_time()
+        detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store)
+        samples.append((time.process_time() - started) * 1000)
+    return samples
+
+
+def values_differ(articles: list[ArticleText], now: dt.date) -> set[tuple[str, str]]:
+    """The naive anchor: two articles that both state a value of one kind and share none of them."""
+    values = {a.ref: extract_values(a.title + "\n" + a.body, year=now.year) for a in articles}
+    flagged = set()
+    for a, b in combinations(articles, 2):
+        pairs = [(x, y) for x in values[a.ref] for y in values[b.ref] if comparable(x, y)]
+        if pairs and not any(equal_values(x, y) for x, y in pairs):
+            flagged.add(pair_key(a.ref, b.ref))
+    return flagged
+
+
+def score(sets: list[dict], predict) -> dict:
+    tp = fp = fn = 0
+    misses, false_alarms = Counter(), []
+    hits_by_type, total_by_type = Counter(), Counter()
     for item in sets:
-        articles = [ArticleText(ref=a["ref"], title=a["title"], body=a["body"], updated_at=_date(a.get("updated_at")),
-                                source=a.get("source", "faq")) for a in item["articles"]]
-        gold = {pair_key(*c["refs"]): c for c in item["conflicts"]}
-        found = {f.refs: f for f in detect_claim_conflicts(articles=articles, now=_date(item["now"]))}
-        for refs, c in gold.items():
-            by_type_total[c["type"]] += 1
-            if refs in found:
-                by_type_hit[c["type"]] += 1
-                tp.append((item["id"], refs))
+        found = predict(item)
+        for key, ctype in item["gold"].items():
+            total_by_type[ctype] += 1
+            if key in found:
+                tp += 1
+                hits_by_type[ctype] += 1
             else:
-                fn.append((item["id"], refs, c["type"], c["why"]))
-        for refs, f in found.items():
-            if refs not in gold:
-                fp.append((item["id"], refs, f.type, f.explanation))
-    precision = len(tp) / (len(tp) + len(fp)) if tp or fp else 0.0
-    recall = len(tp) / (len(tp) + len(fn)) if tp or fn else 0.0
+                fn += 1
+                misses[ctype] += 1
+        for key in found:
+            if key not in item["gold"]:
+                fp += 1
+                false_alarms.append((item["id"], key, found[key] if isinstance(found, dict) else ""))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1,
-            "by_type": {t: (by_type_hit[t], n) for t, n in sorted(by_type_total.items())}}
+    return {"tp": tp, "fp": fp, "fn": fn, "p": precision, "r": recall, "f1": f1, "false_alarms": false_alarms,
+            "by_type": {t: (hits_by_type[t], n) for t, n in sorted(total_by_type.items())}}
 
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DATA
-    result = evaluate(load_sets(path))
-    print(f"sets: {path}")
-    print(f"TP {len(result['tp'])}  FP {len(result['fp'])}  FN {len(result['fn'])}")
-    print(f"precision {result['precision']:.2f}  recall {result['recall']:.2f}  F1 {result['f1']:.2f}"
-          "   (naive 'values differ' baseline: P 0.18 R 0.61 F1 0.27)")
-    print("recall by type:")
-    for t, (hit, n) in result["by_type"].items():
-        print(f"  {t:12s} {hit}/{n}")
-    print("misses:")
-    for set_id, refs, ctype, why in result["fn"]:
-        print(f"  {set_id} {refs[0]}/{refs[1]} [{ctype}] {why[:110]}")
-    print("false positives:")
-    for set_id, refs, ctype, why in result["fp"]:
-        print(f"  {set_id} {refs[0]}/{refs[1]} [{ctype}] {why[:140]}")
-    print(f"figure: claims_precision {result['precision']:.2f} ratio target >= 0.9")
-    print(f"figure: claims_f1 {result['f1']:.2f} ratio target >= 0.8")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default="report,kb-dev,ramdocs,demo")
+    parser.add_argument("--show", type=int, default=0, help="print this many misses / false positives per data set")
+    parser.add_argument("--quick", action="store_true", help="the first 40 sets of each data set")
+    args = parser.parse_args()
+    store = ClaimVectors(lambda texts: embed_texts(list(texts)))
+    loaders = {
+        "report": lambda: labelled_sets(BROAD / "report.jsonl"),
+        "dev": lambda: labelled_sets(BROAD / "dev.jsonl"),
+        "kb-dev": lambda: labelled_sets(SHARED / "kb-conflicts-dev" / "dev.jsonl"),
+        "ramdocs": lambda: ramdocs_sets(SHARED / "ramdocs" / "RAMDocs_test.jsonl", None),
+        "demo": demo_sets,
+    }
+    figures = []
+    cpu = sorted(cpu_per_set(store, limit=40 if args.quick else None))
+    cpu_p50, cpu_p95 = cpu[len(cpu) // 2], cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))]
+    print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets): p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
+    for name in args.sets.split(","):
+        sets = loaders[name]()
+        if args.quick:
+            sets = sets[:40]
+        findings = {}
+
+        def claims(item):
+            result = detect_claim_conflicts(articles=item["articles"], now=item["now"], vectors=store)
+            findings[item["id"]] = {f.refs: f for f in result.findings}
+            return {f.refs: f.explanation for f in result.findings}
+
+        detector = score(sets, claims)
+        every = score(sets, lambda item: {pair_key(a.ref, b.ref) for a, b in combinations(item["articles"], 2)})
+        naive = score(sets, lambda item: values_differ(item["articles"], item["now"]))
+        gold_pairs = sum(len(s["gold"]) for s in sets)
+        print(f"\n== {name}: {len(sets)} sets, {gold_pairs} conflicting pairs")
+        for label, res in (("claims detector", detector), ("flag every pair", every), ("values differ", naive)):
+            print(f"  {label:16s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
+                  f"   (TP {res['tp']}, FP {res['fp']}, FN {res['fn']})")
+        print("  recall by type: " + ", ".join(f"{t} {h}/{n}" for t, (h, n) in detector["by_type"].items()))
+        if args.show:
+            shown = 0
+            for item in sets:
+                for key, ctype in item["gold"].items():
+                    if key not in findings[item["id"]] and shown < args.show:
+                        shown += 1
+                        print(f"  MISS {item['id']} {key} [{ctype}]")
+            for set_id, key, why in detector["false_alarms"][: args.show]:
+                print(f"  FALSE {set_id} {key} {why[:260]}")
+        figures.append((name, detector))
+    print(f"figure: detection_cpu_p95_ms {cpu_p95:.1f} ms target <= 50")
+    for name, res in figures:
+        slug = name.replace("-", "_")
+        target_p, target_f1 = TARGETS.get(name, (None, None))
+        print(f"figure: {slug}_precision {res['p']:.2f} ratio" + (f" target >= {target_p}" if target_p else ""))
+        print(f"figure: {slug}_f1 {res['f1']:.2f} ratio" + (f" target >= {target_f1}" if target_f1 else ""))
 
 
 if __name__ == "__main__":

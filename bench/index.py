@@ -1,4 +1,5 @@
-"""Index throughput, time for a fix to reach retrieval, search latency and HNSW recall.
+"""Index throughput against the raw encoder (every embedding backend side by side), time for a fix to
+reach retrieval, search latency and HNSW recall.
 
     .venv/bin/python bench/index.py            # full: 10,000-article KB, search at 100,000 chunks
     .venv/bin/python bench/index.py --quick    # ~1 minute: 600 articles, search at 20,000 chunks
@@ -77,6 +78,41 @@ def measure_full_index(kb, articles) -> dict:
         f"database and chunking {elapsed - embed_s:.1f} s ({100 * (elapsed - embed_s) / elapsed:.0f}%)"
     )
     return {"chunks": written, "seconds": elapsed, "embed_seconds": embed_s, "import_seconds": import_s}
+
+
+# --- 1b. raw encoder rates, every backend on the same texts --------------------------------------
+
+
+def measure_encoders(kb, sample: int) -> dict:
+    """Raw encode rate (embed_texts alone, no database) of each backend on the index's own chunk texts,
+    PyTorch first, and each one's agreement with PyTorch's vectors (cosine, row by row)."""
+    import numpy as np
+    from django.conf import settings
+
+    from articles.embeddings import embed_texts
+    from articles.models import Chunk
+
+    texts = [f"{title}\n{text}" for title, text in Chunk.objects.filter(knowledge_base=kb).order_by("pk")
+             .values_list("title", "text")[:sample]]
+    results: dict[str, dict] = {}
+    reference = None
+    for backend in settings.EMBEDDING_BACKENDS:
+        embed_texts(texts[:16], backend=backend)  # load (and on first use export) outside the timing
+        watch = common.Stopwatch()
+        vectors = embed_texts(texts, backend=backend)
+        seconds = watch()
+        if reference is None:
+            reference = vectors
+        cosine = (vectors * reference).sum(axis=1)
+        results[backend] = {"rate": len(texts) / seconds, "cos_min": float(np.min(cosine)), "cos_mean": float(np.mean(cosine))}
+        log(f"[encoder] {backend:<9} {len(texts) / seconds:7.1f} chunks/s on {len(texts)} chunks; cosine with "
+            f"PyTorch's vectors min {results[backend]['cos_min']:.4f} mean {results[backend]['cos_mean']:.4f}")
+    agreeing = {name: r for name, r in results.items() if r["cos_min"] >= 0.99}
+    fastest = max(agreeing, key=lambda name: agreeing[name]["rate"])
+    chosen = settings.EMBEDDING_BACKEND
+    log(f"[encoder] fastest with cosine >= 0.99: {fastest}; configured (EMBEDDING_BACKEND): {chosen}"
+        + ("" if fastest == chosen else "  <- differs on this run"))
+    return {"results": results, "chosen": chosen, "fastest": fastest}
 
 
 # --- 2. fix reaches retrieval --------------------------------------------------------------------
@@ -370,6 +406,7 @@ def main() -> None:
         articles = common.generate_articles(n_articles)
         index = measure_full_index(kb, articles)
         log(f"[index] {write_amplification(kb)}")
+        encoders = measure_encoders(kb, sample=min(index["chunks"], 600 if args.quick else 2000))
         from articles.embeddings import embed_texts
 
         questions = common.generate_questions(n_queries, seed=5)
@@ -400,8 +437,16 @@ def main() -> None:
     if args.quick:
         log(f"--quick: {n_articles} articles and {n_chunks} chunks instead of 10,000 and 100,000")
     log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
+    chosen = encoders["results"][encoders["chosen"]]
+    torch_rate = encoders["results"]["torch"]["rate"]
+    log(f"index_vs_encoder_ratio = index rate / raw {encoders['chosen']} encode rate in this run; "
+        f"the encoder figures compare {encoders['chosen']} with PyTorch on the same chunk texts")
     common.print_figures([
         common.Figure("index_chunks_per_s", index["chunks"] / full_s, "chunks/s", ">=", 300, digits=1),
+        common.Figure("encoder_chunks_per_s", chosen["rate"], "chunks/s", ">=", round(torch_rate, 1), digits=1),
+        common.Figure("encoder_torch_chunks_per_s", torch_rate, "chunks/s", "<=", round(chosen["rate"], 1), digits=1),
+        common.Figure("encoder_cosine_min_vs_torch", chosen["cos_min"], "cosine", ">=", 0.99, digits=4),
+        common.Figure("index_vs_encoder_ratio", index["chunks"] / full_s / chosen["rate"], "x", ">=", 0.85),
         common.Figure("fix_visible_p95_s", common.percentile(fixes["totals"], 95), "s", "<", 1),
         common.Figure("fix_vs_full_reindex_ratio", fix_p50 / full_s, "x", "<", 0.01, digits=6),
         common.Figure("search_p95_ms", hnsw_p95 * 1000, "ms", "<", 50, digits=1),

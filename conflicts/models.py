@@ -6,6 +6,8 @@ an edit does not make a reviewed pair new again. Occurrences tie it to the repli
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 
 from agents.igd.arithmetic import Mode
@@ -152,6 +154,13 @@ class Conflict(models.Model):
     # The versions the review left current; null for a side the review deleted.
     reviewed_version_low = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reviewed_version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The queue's text search: explanation and both passages, kept by PostgreSQL (GIN-indexed below).
+    search_vector = models.GeneratedField(
+        expression=SearchVector("explanation", weight="A", config="english")
+        + SearchVector("snippet_low", "snippet_high", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Snoozed (open, hidden from the Open tab) until this moment and/or until times_seen reaches this count.
@@ -178,6 +187,7 @@ class Conflict(models.Model):
             models.Index(fields=["knowledge_base", "status", "-reviewed_at"], name="conflict_queue_reviewed"),
             models.Index(fields=["knowledge_base", "type", "status"], name="conflict_queue_type"),
             models.Index(fields=["knowledge_base", "assignee", "status"], name="conflict_queue_assignee"),
+            GinIndex(fields=["search_vector"], name="conflict_search_vector_gin"),
         ]
 
     def __str__(self) -> str:

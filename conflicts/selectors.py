@@ -35,8 +35,10 @@ def occurrences_for(*, conflict: Conflict) -> QuerySet:
 # or the number of occurrences, and orders by the indexed columns of Conflict's queue indexes.
 
 import datetime as dt  # noqa: E402
+import json  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
+from django.contrib.postgres.search import SearchQuery, SearchVector  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Aggregate, Count, F, FloatField, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
@@ -74,11 +76,117 @@ QUEUE_SORTS = {
 }
 
 
+# --- keyset pagination: a page starts after (or ends before) the sort key of a row, never at an OFFSET
+
+
+@dataclass
+class QueuePage:
+    conflicts: list
+    first_key: str  # cursor of the first row shown ("" when empty)
+    last_key: str
+    has_next: bool
+    has_previous: bool
+
+
+def _sort_fields(sort: str) -> list[str]:
+    return [name.lstrip("-").replace("pk", "id") for name in QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"])]
+
+
+def _cursor(conflict, fields: list[str]) -> str:
+    """The row's sort key as a URL-safe string: JSON values, datetimes as ISO text."""
+    values = [getattr(conflict, f) for f in fields]
+    return json.dumps([v.isoformat() if isinstance(v, dt.datetime) else v for v in values], separators=(",", ":"))
+
+
+def _parse_cursor(raw: str, fields: list[str]) -> list | None:
+    """The sort key back from a cursor; None when it does not parse (the first page is shown instead)."""
+    try:
+        values = json.loads(raw)
+        if not isinstance(values, list) or len(values) != len(fields):
+            return None
+        parsed = []
+        for field, value in zip(fields, values):
+            if value is None:
+                parsed.append(None)
+            elif field in ("last_seen", "reviewed_at"):
+                parsed.append(dt.datetime.fromisoformat(value))
+            elif field == "impact":
+                parsed.append(float(value))
+            else:
+                parsed.append(int(value))
+        return parsed
+    except (ValueError, TypeError):
+        return None
+
+
+def _beyond(fields: list[str], values: list, *, after: bool) -> Q:
+    """Rows strictly after (or before) the key `values` in the all-descending order of `fields`
+    (PostgreSQL puts NULLs first in a descending order; only reviewed_at can be NULL)."""
+    field, value = fields[0], values[0]
+    tail = _beyond(fields[1:], values[1:], after=after) if len(fields) > 1 else Q(pk__in=[])
+    if value is None:
+        same = Q(**{f"{field}__isnull": True})
+        return (same & tail) | Q(**{f"{field}__isnull": False}) if after else same & tail
+    beyond = Q(**{f"{field}__{'lt' if after else 'gt'}": value})
+    if not after and field == "reviewed_at":
+        beyond |= Q(reviewed_at__isnull=True)
+    return beyond | (Q(**{field: value}) & tail)
+
+
+def _seek(fields: list[str], values: list, *, after: bool) -> Q:
+    """_beyond plus the leading key's bound on its own, which PostgreSQL can seek in the queue index."""
+    condition = _beyond(fields, values, after=after)
+    if values[0] is not None and fields[0] != "reviewed_at":
+        condition &= Q(**{f"{fields[0]}__{'lte' if after else 'gte'}": values[0]})
+    return condition
+
+
+def conflict_queue_page(*, conflicts: QuerySet, sort: str, size: int, after: str = "", before: str = "",
+                        last: bool = False) -> QueuePage:
+    """One page of an ordered queue (conflict_queue): the first, the one after/before a cursor, or the last."""
+    fields = _sort_fields(sort)
+    ordering = list(QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))
+    reverse = [name[1:] if name.startswith("-") else f"-{name}" for name in ordering]
+    after_key = _parse_cursor(after, fields) if after else None
+    before_key = _parse_cursor(before, fields) if before else None
+    if last:
+        rows = list(conflicts.order_by(*reverse)[: size + 1])
+        has_previous, has_next = len(rows) > size, False
+        rows = rows[:size][::-1]
+    elif before_key is not None:
+        rows = list(conflicts.filter(_seek(fields, before_key, after=False)).order_by(*reverse)[: size + 1])
+        has_previous, has_next = len(rows) > size, True
+        rows = rows[:size][::-1]
+    else:
+        if after_key is not None:
+            conflicts = conflicts.filter(_seek(fields, after_key, after=True))
+        rows = list(conflicts.order_by(*ordering)[: size + 1])
+        has_next, has_previous = len(rows) > size, after_key is not None
+        rows = rows[:size]
+    return QueuePage(
+        conflicts=rows,
+        first_key=_cursor(rows[0], fields) if rows else "",
+        last_key=_cursor(rows[-1], fields) if rows else "",
+        has_next=has_next,
+        has_previous=has_previous,
+    )
+
+
 def snoozed_q(moment: dt.datetime) -> Q:
     """Conflicts snoozed at `moment` (the rule of Conflict.snoozed_at, as a query)."""
     return Q(status=ConflictStatus.OPEN) & (
         Q(snoozed_until__gt=moment) | Q(snoozed_until_seen__isnull=False, times_seen__lt=F("snoozed_until_seen"))
     )
+
+
+def _text_search_q(*, knowledge_base: KnowledgeBase, query: str) -> Q:
+    """Conflicts whose explanation or passages match (the GIN-indexed generated tsvector), or whose
+    articles' titles or refs do (one pass over this knowledge base's articles, a small table)."""
+    words = SearchQuery(query, search_type="websearch", config="english")
+    articles = Article.objects.annotate(title_vector=SearchVector("title", config="english")).filter(
+        Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base
+    ).values("pk")
+    return Q(search_vector=words) | Q(article_low__in=articles) | Q(article_high__in=articles)
 
 
 def _queue_filters(
@@ -100,13 +208,7 @@ def _queue_filters(
     if article_id:
         conflicts = conflicts.filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
     if query:
-        conflicts = conflicts.filter(
-            Q(article_low__title__icontains=query)
-            | Q(article_high__title__icontains=query)
-            | Q(explanation__icontains=query)
-            | Q(article_low__external_ref__icontains=query)
-            | Q(article_high__external_ref__icontains=query)
-        )
+        conflicts = conflicts.filter(_text_search_q(knowledge_base=knowledge_base, query=query))
     return conflicts
 
 

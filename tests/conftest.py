@@ -41,7 +41,11 @@ def inline_detection(settings):
 
 @pytest.fixture
 def llm_detection(settings, scripted_llm):
-    """Detection through the LLM detector against the scripted server."""
+    """Detection through the LLM detector against the scripted server (the claim aligner warmed first,
+    as a worker does at start, so the 2 s check timeout measures the check, not model loading)."""
+    from conflicts.services.detection import claim_detector_warm_up
+
+    claim_detector_warm_up()
     settings.DETECTION_DISPATCH = "inline"
     settings.DETECTION_DETECTOR = "llm"
     settings.DETECTION_TIMEOUT_S = 2.0

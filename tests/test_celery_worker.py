@@ -3,6 +3,7 @@ Redis at 127.0.0.1:6379 (CI starts one). A worker SIGKILLed mid-detection loses 
 import os
 
 import pytest
+from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
 from articles.models import Chunk, SyncStatus
@@ -14,6 +15,29 @@ from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_n
 pytestmark = pytest.mark.worker
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
+wait_for = processes.wait_for
+
+
+def redis_reachable() -> bool:
+    return processes.port_open(6379)
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A worker on Redis (db 15) for tests that send tasks by name through `client_app`."""
+    log = tmp_path / "worker.log"
+    proc = processes.start_worker("test", processes.base_env(REDIS_URL=REDIS_URL), log=log)
+    proc.stdout = open(log, errors="replace")  # what the worker printed, for a failing test to show
+    yield proc
+    processes.stop(proc)
+    proc.stdout.close()
+
+
+@pytest.fixture
+def client_app():
+    app = Celery("kbreview-test-client", broker=REDIS_URL, backend=REDIS_URL)
+    yield app
+    app.close()
 
 
 @pytest.fixture

@@ -1,52 +1,152 @@
-"""Deterministic, claim-based conflict detection (no LLM).
+"""Deterministic conflict detection (no LLM): align claims by meaning, then compare what they say.
 
-    from agents.claims import detect_claim_conflicts
-    findings = detect_claim_conflicts(articles=articles, now=date.today())
+    from agents.claims import detect_claim_conflicts, ClaimVectors
+    result = detect_claim_conflicts(articles=articles, now=today, vectors=ClaimVectors(encoder))
 
-Every pair of articles is compared: typed facts (money, durations, ages, dates, contacts, opening hours)
-that share an attribute and qualifiers but cannot both hold, and opposite statements about the same
-predicate (refundable / non-refundable, online / not online, ...).
+Each article is split into claims (sentences, list items, table rows) whose values are masked; claims of
+two articles are aligned by the cosine of their masked sentence vectors (the index's sentence model,
+passed in as a callable: `agents` imports no model). Aligned claims are compared on typed values (units
+and formats converted), polarity and modality, channels and near-copy differences; claims scoped to
+different audiences, days, tiers or names, explicitly past statements and changes announced for later
+never conflict. Each finding has a confidence; pairs with no aligned claim at all are "unrelated".
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
+from dataclasses import dataclass, field
 from itertools import combinations
+
+import numpy as np
 
 from agents.types import ArticleText, ConflictFinding, pair_key
 
-from .compare import best_conflict
-from .facts import Fact, extract_facts
-from .qualifiers import proper_words_of
-from .scope import article_vocabulary
-from .polarity import Stance, best_polarity_conflict, extract_stances
+from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
+from .compare import Contradiction, compare_claims, transposed_contact
+from .scope import Scope, claim_scope, proper_names
+from .values import DATE, extract_values
 
-__all__ = ["detect_claim_conflicts"]
+__all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "detect_claim_conflicts", "REPORT_MIN_CONFIDENCE"]
 
-
-def _explain(fa: Fact | Stance, fb: Fact | Stance, what: str) -> str:
-    about = ", ".join(sorted(fa.topic & fb.topic)[:3]) or fa.ftype
-    return f"{fa.ref} and {fb.ref} disagree about {about}: {what}."
-
-
-def _finding(fa, fb, what: str) -> ConflictFinding:
-    refs = pair_key(fa.ref, fb.ref)
-    return ConflictFinding(refs=refs, type=fa.ftype, explanation=_explain(fa, fb, what),
-                           snippets={fa.ref: fa.sentence.text, fb.ref: fb.sentence.text})
+ALIGN_FLOOR = 0.5  # below this two claims are about different things
+RELATED_FLOOR = 0.55  # a pair with no claims this close is about different things altogether
+REPORT_MIN_CONFIDENCE = 0.5
+MAX_ALIGNED_PER_PAIR = 40
 
 
-def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None = None) -> list[ConflictFinding]:
-    """One finding per pair of articles whose claims contradict; sorted by refs for a stable order."""
+@dataclass
+class ClaimDetection:
+    findings: list[ConflictFinding] = field(default_factory=list)
+    # Every pair compared, with the similarity of its closest claims: what decides "unrelated".
+    pair_similarity: dict[tuple[str, str], float] = field(default_factory=dict)
+    aligned_by_meaning: bool = False  # a sentence model aligned the claims (not the bag-of-words fallback)
+
+    def unrelated_pairs(self) -> set[tuple[str, str]]:
+        """Pairs whose closest claims are still about different things; only a sentence model can say."""
+        if not self.aligned_by_meaning:
+            return set()
+        return {key for key, similarity in self.pair_similarity.items() if similarity < RELATED_FLOOR}
+
+
+def _known_names(articles: list[ArticleText]) -> frozenset[str]:
+    """The names that can scope a claim (a plan, a branch): capitalised inside a sentence somewhere in the
+    set, never written in lower case (so not "Terms"), and not used by most articles (the business's own)."""
+    counts: dict[str, int] = {}
+    lowercase: set[str] = set()
+    capitalised_in_bodies: set[str] = set()
+    for article in articles:
+        text = article.title + ". " + article.body
+        lowercase.update(re.findall(r"\b[a-z][a-z'\-]+", text))
+        capitalised_in_bodies.update(proper_names(article.body))
+        # A title word counts when a body uses it too ("Elmstead branch" and "… at Elmstead …").
+        title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
+        for name in proper_names(article.body) | title_names:
+            counts[name] = counts.get(name, 0) + 1
+    return frozenset(name for name, n in counts.items()
+                     if not (n * 2 > len(articles) and n >= 2) and name.lower() not in lowercase)
+
+
+def _dates(values) -> list[dt.date]:
+    out = []
+    for value in values:
+        if value.kind == DATE and value.key[0]:
+            out.append(dt.date(value.key[0], value.key[1] or 1, value.key[2] or 1))
+    return out
+
+
+def _calendar_days(values) -> list[str]:
+    return [f"{value.key[1]:02d}-{value.key[2]:02d}" for value in values
+            if value.kind == DATE and value.key[1] and value.key[2]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _context_dates(context: str, year: int) -> list[dt.date]:
+    return _dates(extract_values(context, year=year))
+
+
+def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
+    return claim_scope(facts.claim.text, facts.claim.context, known_names=known, dates=_dates(facts.values),
+                       context_dates=_context_dates(facts.claim.context, now.year),
+                       calendar_days=_calendar_days(facts.values), now=now)
+
+
+def _newer_note(a: ArticleText, b: ArticleText) -> str:
+    if a.updated_at and b.updated_at and a.updated_at != b.updated_at:
+        newer = a if a.updated_at > b.updated_at else b
+        return f" \u201c{newer.title}\u201d is the newer of the two (updated {newer.updated_at.isoformat()})."
+    if a.updated_at and a.updated_at == b.updated_at:
+        return f" Both were updated on {a.updated_at.isoformat()}."
+    return ""
+
+
+def explain(contradiction: Contradiction, article_a: ArticleText, article_b: ArticleText) -> str:
+    """A sentence a business user can read: both titles, what each says, which is newer."""
+    def quoted(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= 140 else text[:137] + "\u2026"
+
+    what = {"price": "the price", "hours": "the opening hours", "contact": "the contact details",
+            "date": "the date", "eligibility": "who is eligible", "quantity": "the amount",
+            "policy": "the rule", "procedure": "how or where it is done"}.get(contradiction.type, "this")
+    return (f"\u201c{article_a.title}\u201d and \u201c{article_b.title}\u201d disagree about {what}: one says "
+            f"\u201c{quoted(contradiction.said_a)}\u201d, the other \u201c{quoted(contradiction.said_b)}\u201d."
+            + _newer_note(article_a, article_b))
+
+
+def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None = None,
+                           vectors: ClaimVectors | None = None, encoder: Encoder | None = None,
+                           min_confidence: float = REPORT_MIN_CONFIDENCE) -> ClaimDetection:
+    """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities."""
     today = now or dt.date.today()
+    store = vectors or ClaimVectors(encoder)
     unique = {a.ref: a for a in articles}
-    known = frozenset(w for a in unique.values() for w in proper_words_of(a.title + "\n" + a.body))
-    facts = {ref: extract_facts(a, now=today, known_names=known) for ref, a in unique.items()}
-    stances = {ref: extract_stances(a, now=today, known_names=known) for ref, a in unique.items()}
-    vocab = {ref: article_vocabulary(a.title, a.body) for ref, a in unique.items()}
-    findings = []
+    known = _known_names(list(unique.values()))
+    facts = {ref: analyse_text(a.title, a.body, today.year) for ref, a in unique.items()}
+    matrices = {ref: store.vectors(f) for ref, f in facts.items()}
+    scopes = {ref: [_scope(f, known=known, now=today) for f in claim_facts] for ref, claim_facts in facts.items()}
+    result = ClaimDetection(aligned_by_meaning=store.encoder is not None)
     for ref_a, ref_b in combinations(sorted(unique), 2):
-        hit = best_conflict(facts[ref_a], facts[ref_b], vocab_a=vocab[ref_a], vocab_b=vocab[ref_b])
-        if hit is None:
-            hit = best_polarity_conflict(stances[ref_a], stances[ref_b])
-        if hit is not None:
-            findings.append(_finding(*hit))
-    return sorted(findings, key=lambda f: f.refs)
+        key = pair_key(ref_a, ref_b)
+        if not facts[ref_a] or not facts[ref_b]:
+            result.pair_similarity[key] = 0.0
+            continue
+        similarity = matrices[ref_a] @ matrices[ref_b].T
+        result.pair_similarity[key] = float(similarity.max())
+        rows, cols = np.nonzero(similarity >= ALIGN_FLOOR)
+        order = np.argsort(-similarity[rows, cols])[:MAX_ALIGNED_PER_PAIR]
+        best: Contradiction | None = transposed_contact(facts[ref_a], facts[ref_b])
+        for index in order:
+            i, j = int(rows[index]), int(cols[index])
+            found = compare_claims(facts[ref_a][i], facts[ref_b][j], similarity=float(similarity[i, j]),
+                                   scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j])
+            if found is not None and (best is None or found.confidence > best.confidence):
+                best = found
+        if best is not None and best.confidence >= min_confidence:
+            a, b = unique[ref_a], unique[ref_b]
+            result.findings.append(ConflictFinding(
+                refs=key, type=best.type, explanation=explain(best, a, b),
+                snippets={ref_a: best.a.claim.text, ref_b: best.b.claim.text},
+                confidence=round(best.confidence, 3), detector="claims"))
+    result.findings.sort(key=lambda f: f.refs)
+    return result

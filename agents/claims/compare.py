@@ -1,163 +1,250 @@
-"""Decide whether two facts from different articles are about the same attribute and cannot both hold."""
+"""Comparing two aligned claims: values that cannot both hold, opposite polarity or modality, different
+channels for one restricted action, and near-copies that differ in a number, a name or a denial."""
 from __future__ import annotations
 
-import datetime as dt
+import difflib
+import re
+from dataclasses import dataclass
 
-from .facts import Fact
-from .schedule import describe
-from .scope import audience, audiences_compatible, names_compatible, strong_topic
-from .text import content_tokens, overlap
+from .analysis import ClaimFacts
+from .scope import DAYS, Scope, scopes_differ, scopes_uneven
+from .stance import NEGATION_RE, denied_words
+from .analysis import content_stems, stem
+from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
+                     equal_values)
 
-MIN_TOPIC_OVERLAP = 0.5
-RECURRING_DAYS = 300
-APPROX_TOLERANCE = 0.25  # "about 3 days" agrees with anything within 25%
+# Alignment thresholds (cosine of masked claims): tuned on the development half of the broad corpus.
+VALUE_MIN_SIMILARITY = 0.62
+VALUE_MIN_SIMILARITY_WITH_OVERLAP = 0.45  # lower when the claims share their content words
+VALUE_MIN_OVERLAP = 0.25
+POLARITY_MIN_SIMILARITY = 0.55
+POLARITY_MIN_OVERLAP = 0.2
+LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
+AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
+CHANNEL_MIN_SIMILARITY = 0.6
+NEAR_COPY_RATIO = 0.8
+NAME_SWAP_CONFIDENCE = 0.8
+POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|before|after|claim|report|exchange|"
+                          r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
+AUDIENCE_OR_AGE = re.compile(r"\b(?:age|aged|adult|child|children|kid|member|student|senior|eligible|"
+                             r"eligibility|qualif\w+|under|over|resident|guest|teen\w*|infant|pet|dog|animal)\w*", re.I)
+# Words that say a value is a price, a number or a time but not what of: no help telling two values apart.
+GENERIC_HEAD_WORDS = frozenset("""fee fees price prices priced cost costs charge charges charged pay pays paid
+payable call phone number numbers tel telephone line ring dial reach contact open opens opening close closes
+closed from until till between only just total amount each day days week weeks month months year years hour
+hours minute minutes time times now currently usual usually normally standard least most before after within
+up to""".split())
+HEAD_WINDOW_WORDS = 4
+DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
+VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
+              DATE: "date", AGE: "eligibility", QUANTITY: "quantity", COUNT: "quantity"}
 
 
-def names_clash(a: frozenset, b: frozenset) -> bool:
-    """Each side names something the other does not ("Fibre 500" vs "Fibre 1000", "Kingsgate" vs "Market Street")."""
-    return bool(a - b) and bool(b - a)
+@dataclass(frozen=True)
+class Contradiction:
+    type: str
+    confidence: float
+    said_a: str  # what each side says, as written
+    said_b: str
+    a: ClaimFacts
+    b: ClaimFacts
 
 
-def _name_words(names: frozenset) -> set:
-    return {w for n in names for w in content_tokens(n, drop_generic=False)}
+def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The content words next to a value ("placement" in "placement fee: $250"): what the value is of."""
+    text = facts.claim.text
+    before = " ".join(text[:value.start].split()[-HEAD_WINDOW_WORDS:])
+    after = " ".join(text[value.end:].split()[:HEAD_WINDOW_WORDS - 1])
+    head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
+    if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
+        head = content_stems(facts.claim.context.rsplit("\u2014", 1)[-1]) - GENERIC_HEAD_WORDS - DAY_WORDS
+    return head
 
 
-def _scope_differs(a: Fact, b: Fact, vocab_a: frozenset, vocab_b: frozenset) -> bool:
-    if a.past or b.past or a.holiday != b.holiday:
+def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
+    if similarity >= STRONG_SIMILARITY:
         return True
-    if a.months and b.months and not (a.months & b.months):
-        return True
-    if (vocab_a or vocab_b) and a.kind in ("money", "percent", "count", "duration"):
-        return not names_compatible(a.names, b.names, vocab_a=vocab_a, vocab_b=vocab_b)
-    return names_clash(a.names, b.names)
+    head_x, head_y = _head(a, x), _head(b, y)
+    return not head_x or not head_y or bool(head_x & head_y)
 
 
-def same_subject(a: Fact, b: Fact, *, vocab_a: frozenset = frozenset(), vocab_b: frozenset = frozenset()) -> float:
-    """0 when the facts are about different things, audiences or times; otherwise how well their subjects match."""
-    if _scope_differs(a, b, vocab_a, vocab_b):
-        return 0.0
-    if a.kind == "schedule":
-        if a.phones and b.phones:
-            return 1.0 if a.phones & b.phones else 0.0
-        if a.names and b.names:
-            return 0.8 if a.names & b.names else 0.0  # the branch or practice named on both sides
-    if a.kind == "date":
-        return 1.0 if a.names & b.names else 0.0  # event dates are about a named sale, plan, product
-    if a.kind in ("phone", "email", "url") and not a.topic and not b.topic:
-        return 0.6  # both are the general contact line
-    # An age states its own audience ("adults aged 18 and over"); other values are limited by theirs.
-    if a.kind != "age" and not audiences_compatible(audience(a.topic), audience(b.topic)):
-        return 0.0
-    if a.kind in ("phone", "email", "url"):
-        # What a contact line is for ("the date, the route and a description of the item") is its subject.
-        strong_a, strong_b = a.topic - _name_words(a.names), b.topic - _name_words(b.names)
-    else:
-        strong_a, strong_b = strong_topic(a.topic, a.names), strong_topic(b.topic, b.names)
-    common_names = a.names & b.names
-    if a.kind == "count" and "/" in a.unit and a.unit == b.unit and not (strong_a - strong_b or strong_b - strong_a):
-        return 0.8  # "up to N bicycles per booking": the allowance names its own subject
-    if common_names and (not strong_a or not strong_b):
-        # One side says nothing but the name ("Fibre 500 - EUR 36.90", "Route A - B: Flex EUR 14.50"): the shared
-        # name is the subject, unless a side also names something the other article never mentions.
-        if len(strong_a | strong_b) > 2:
-            return 0.0
-        return 0.5 if names_compatible(a.names, b.names, vocab_a=vocab_a, vocab_b=vocab_b) else 0.0
-    shared = len(strong_a & strong_b) + len(common_names)
-    # One shared word is enough only when it is all both sides say ("E-bike: EUR 48" / "E-bikes are EUR 42"),
-    # or, for a contact line, all one side says ("faults line on ..." / "Faults and outages: ...").
-    single_ok = strong_a == strong_b or (a.kind in ("phone", "email", "url") and min(len(strong_a), len(strong_b)) == 1)
-    if shared < 2 and not single_ok:
-        return 0.0
-    score = overlap(set(strong_a) | common_names, set(strong_b) | common_names)
-    return score if score >= MIN_TOPIC_OVERLAP else 0.0
-
-
-def _intervals_disjoint(a: tuple, b: tuple, *, approx: bool) -> bool:
-    lo_a, hi_a = a
-    lo_b, hi_b = b
-    if approx:
-        lo_a, hi_a = lo_a * (1 - APPROX_TOLERANCE), hi_a * (1 + APPROX_TOLERANCE)
-    return hi_a < lo_b or hi_b < lo_a
-
-
-def values_conflict(a: Fact, b: Fact) -> str | None:
-    """A short description of the disagreement, or None when both values can hold."""
-    if a.kind == "schedule":
-        sa, sb = dict(a.value), dict(b.value)
-        for day in sorted(set(sa) & set(sb)):
-            if sa[day] != sb[day]:
-                return f"{describe(sa, day)} vs {describe(sb, day)}"
-        return None
-    if a.unit != b.unit:
-        ua, _, pa = a.unit.partition("/")
-        ub, _, pb = b.unit.partition("/")
-        if ua != ub or (pa and pb and pa != pb):
-            return None
-    if a.kind == "count" and a.bound == b.bound == "max" and "/" in a.unit and a.unit == b.unit:
-        # Two different limits on the same allowance ("up to 6 bikes per booking" / "up to 4 bikes per booking").
-        return f"{a.display} vs {b.display}" if a.value != b.value else None
-    if a.kind in ("money", "count", "percent"):
-        if a.bound or b.bound or a.approx or b.approx:
-            return None
-        return f"{a.display} vs {b.display}" if abs(a.value - b.value) > 0.005 else None
-    if a.kind == "duration":
-        if {a.bound, b.bound} & {"min", "max"} and a.bound != b.bound:
-            return None  # "at least 7 days" and "valid for 12 months" are different kinds of claim
-        if a.bound == "range" and b.bound == "range":
-            return None if not _intervals_disjoint(a.value, b.value, approx=False) else f"{a.display} vs {b.display}"
-        approx = a.approx or b.approx
-        disjoint = _intervals_disjoint(a.value, b.value, approx=approx) and _intervals_disjoint(b.value, a.value, approx=approx)
-        return f"{a.display} vs {b.display}" if disjoint else None
-    if a.kind == "age":
-        return f"{a.display} vs {b.display}" if a.bound == b.bound and a.value != b.value else None
-    if a.kind == "date":
-        if a.unit != b.unit or a.value == b.value:
-            return None
-        # Nearly a year apart: this year's and next year's occurrence of a recurring event, not a moved date.
-        if isinstance(a.value, dt.date) and isinstance(b.value, dt.date) and abs((a.value - b.value).days) > RECURRING_DAYS:
-            return None
-        return f"{a.display} vs {b.display}"
-    if a.kind in ("phone", "email", "url"):
-        return f"{a.display} vs {b.display}" if a.value != b.value else None
+def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
+    """"unlimited mileage" against "150 miles a day": a limit one side denies."""
+    for first, second, flip in ((a, b, False), (b, a, True)):
+        unlimited = [v for v in first.values if v.kind == UNLIMITED]
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"]
+        if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
+            said = (unlimited[0].text, _said(limits))
+            return (UNLIMITED, 0.8, *(said[::-1] if flip else said))
     return None
 
 
-def _agreeing_match(fact: Fact, others: list[Fact], score: float, scores: dict) -> bool:
-    """The other article states the same value for a subject at least as close: the fact agrees with it,
-    and a different value there is about a neighbouring case ("45 min for campervans" vs "30 min for cars")."""
-    for other in others:
-        if other.kind == fact.kind and not other.past and other.unit == fact.unit and other.value == fact.value \
-                and scores.get(id(other), 0.0) >= score:
-            return True
-    return False
+def _named_same_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
+    return bool(_head(a, x) & _head(b, y))
 
 
-def best_conflict(facts_a: list[Fact], facts_b: list[Fact], *, vocab_a: frozenset = frozenset(),
-                  vocab_b: frozenset = frozenset()) -> tuple[Fact, Fact, str] | None:
-    """The best-matching contradictory pair of facts between two articles, if any."""
-    values_a = {(f.kind, f.value) for f in facts_a if not f.past}
-    values_b = {(f.kind, f.value) for f in facts_b if not f.past}
-    scores = {}
-    for fa in facts_a:
-        for fb in facts_b:
-            if fa.kind == fb.kind:
-                scores[id(fa), id(fb)] = same_subject(fa, fb, vocab_a=vocab_a, vocab_b=vocab_b)
-    best = None
-    for fa in facts_a:
-        for fb in facts_b:
-            score = scores.get((id(fa), id(fb)), 0.0)
-            if not score:
-                continue
-            # A contact value the other article also lists is a different line, not a changed one.
-            if fa.kind in ("phone", "email", "url") and ((fb.kind, fb.value) in values_a or (fa.kind, fa.value) in values_b):
-                continue
-            what = values_conflict(fa, fb)
-            if what is None:
-                continue
-            if _agreeing_match(fa, facts_b, score, {id(o): scores.get((id(fa), id(o)), 0.0) for o in facts_b}) or \
-                    _agreeing_match(fb, facts_a, score, {id(o): scores.get((id(o), id(fb)), 0.0) for o in facts_a}):
-                continue
-            key = (score, -fa.sentence.start, -fb.sentence.start)
-            if best is None or key > best[0]:
-                best = (key, fa, fb, what)
-    return None if best is None else best[1:]
+def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
+                         *, heads_must_match: bool = False) -> tuple[str, float, str, str] | None:
+    """Values of one kind that cannot both hold. With `heads_must_match` (loosely aligned claims) only
+    values whose neighbouring words name the same thing count ("within 48 hours of delivery" /
+    "within 3 days of your delivery")."""
+    best = None if heads_must_match else _unlimited_contradiction(a, b)
+    for kind in sorted({v.kind for v in a.values} & {v.kind for v in b.values}):
+        if kind == CLOCK and _calendar_day(a) != _calendar_day(b):
+            continue  # hours on one particular day (31 December) are an exception to the usual ones
+        if kind == MONEY and _bundle_differs(a, b):
+            continue  # "5 sessions: £160" and "a single session costs £31.50" price different things
+        mine = [v for v in a.values if v.kind == kind]
+        theirs = [v for v in b.values if v.kind == kind]
+        def subject(x: Value, y: Value) -> bool:
+            if heads_must_match:
+                return _named_same_thing(a, x, b, y)
+            return _same_subject(a, x, b, y, similarity)
+
+        pairs = [(x, y) for x in mine for y in theirs if comparable(x, y) and subject(x, y)]
+        loosely = False
+        if not pairs:
+            pairs = [(x, y) for x in mine for y in theirs if comparable(x, y, strict_period=False) and subject(x, y)]
+            loosely = True
+        if not pairs:
+            continue
+        matched_mine = {id(x) for x, y in pairs if equal_values(x, y)}
+        matched_theirs = {id(y) for x, y in pairs if equal_values(x, y)}
+        paired_mine = {id(x) for x, _ in pairs}
+        paired_theirs = {id(y) for _, y in pairs}
+        open_mine = [x for x in mine if id(x) not in matched_mine and id(x) in paired_mine]
+        open_theirs = [y for y in theirs if id(y) not in matched_theirs and id(y) in paired_theirs]
+        if not open_mine or not open_theirs:
+            continue  # every comparable value is stated on the other side too
+        # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
+        # contrast ("60% instead of our usual 50%"), which is much weaker.
+        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        if loosely:
+            strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
+        if best is None or strength > best[1]:
+            best = (kind, strength, _said(open_mine), _said(open_theirs))
+    return best
+
+
+def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:
+    prices_a = [v for v in a.values if v.kind == MONEY]
+    prices_b = [v for v in b.values if v.kind == MONEY]
+    return bool(prices_a and prices_b) and all(any(equal_values(x, y) for y in prices_b) for x in prices_a)
+
+
+def _bundle_differs(a: ClaimFacts, b: ClaimFacts) -> bool:
+    amounts_a = [v for v in a.values if v.kind in (QUANTITY, COUNT)]
+    amounts_b = [v for v in b.values if v.kind in (QUANTITY, COUNT)]
+    return any(comparable(x, y, strict_period=False) and not equal_values(x, y) for x in amounts_a for y in amounts_b)
+
+
+def _calendar_day(facts: ClaimFacts) -> bool:
+    return any(v.kind == DATE and v.key[2] for v in facts.values)
+
+
+def _said(values: list[Value]) -> str:
+    return " / ".join(dict.fromkeys(v.text for v in values))
+
+
+def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
+    """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
+    words that differ are a denial or a name."""
+    words_a, words_b = a.claim.text.split(), b.claim.text.split()
+    matcher = difflib.SequenceMatcher(None, [w.lower() for w in words_a], [w.lower() for w in words_b], autojunk=False)
+    if len(words_a) < 5 or matcher.ratio() < NEAR_COPY_RATIO:
+        return None
+    # A capital that merely starts the sentence is no name: the first word never counts as one.
+    differences = [(op, " ".join(words_a[i1:i2]), " ".join(words_b[j1:j2]))
+                   for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+    starts_sentence = any(op != "equal" and (i1 == 0 or j1 == 0) for op, i1, _, j1, _ in matcher.get_opcodes())
+    names_only = bool(differences) and not starts_sentence and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
+                                          for op, left, right in differences)
+    for op, left, right in differences:
+        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)):
+            return "policy", left or "(nothing)", right or "(nothing)", False
+        if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
+            return "other", left, right, names_only
+    return None
+
+
+def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
+    near_copy = _near_copy_difference(a, b)
+    if near_copy is not None and near_copy[3]:
+        # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
+        return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
+    if scopes_differ(scope_a, scope_b):
+        return None
+    damping = 1.0
+    if scope_a.has_exception or scope_b.has_exception:
+        damping *= 0.8
+    if scopes_uneven(scope_a, scope_b):
+        damping *= 0.85
+    found: list[Contradiction] = []
+    overlap = len(a.content & b.content) / max(1, len(a.content | b.content))
+    aligned_for_values = (similarity >= VALUE_MIN_SIMILARITY or near_copy is not None
+                          or (similarity >= VALUE_MIN_SIMILARITY_WITH_OVERLAP and overlap >= VALUE_MIN_OVERLAP))
+    loose_values = not aligned_for_values and similarity >= LOOSE_VALUE_MIN_SIMILARITY
+    if not aligned_for_values and similarity >= AGE_MIN_SIMILARITY:
+        ages_a, ages_b = [v for v in a.values if v.kind == AGE], [v for v in b.values if v.kind == AGE]
+        if ages_a and ages_b:
+            aligned_for_values = True
+    if aligned_for_values or loose_values:
+        hit = _value_contradiction(a, b, similarity, heads_must_match=loose_values)
+        if hit is not None:
+            kind, strength, said_a, said_b = hit
+            ctype = VALUE_TYPE[kind]
+            if kind == QUANTITY and POLICY_WORDS.search(a.claim.text + " " + b.claim.text):
+                ctype = "policy"
+            closeness = min(1.0, max(0.0, (similarity - VALUE_MIN_SIMILARITY_WITH_OVERLAP)
+                                     / (1 - VALUE_MIN_SIMILARITY_WITH_OVERLAP)) + overlap)
+            found.append(Contradiction(ctype, damping * strength * (0.55 + 0.45 * closeness), said_a, said_b, a, b))
+    if near_copy is not None:
+        ctype, said_a, said_b, _ = near_copy
+        found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
+    if similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP:
+        opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
+        if opposite and a.negative != b.negative:
+            # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
+            negative, positive = (a, b) if a.negative else (b, a)
+            denied = {stem(w) for w in denied_words(negative.claim.text)} - {"be", "is", "are", "the", "a", "an"}
+            opposite = bool(denied & positive.content)
+        if opposite and _agreeing_prices(a, b):
+            opposite = False  # "free of charge" / "we don't charge": one price said two ways
+        if opposite:
+            ctype = "eligibility" if AUDIENCE_OR_AGE.search(a.claim.text + " " + b.claim.text) else "policy"
+            if a.channels or b.channels:
+                ctype = "procedure"
+            strength = 0.5 + 0.5 * min(1.0, (similarity - POLARITY_MIN_SIMILARITY) / (1 - POLARITY_MIN_SIMILARITY))
+            found.append(Contradiction(ctype, damping * strength, a.claim.text, b.claim.text, a, b))
+    closed_open = (scope_a.days_closed & (scope_b.days - scope_b.days_closed)) or (scope_b.days_closed & (scope_a.days - scope_a.days_closed))
+    if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
+            found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))
+    crossed = (a.channels_denied & b.channels_affirmed) | (b.channels_denied & a.channels_affirmed)
+    if similarity >= CHANNEL_MIN_SIMILARITY and crossed:
+        found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
+    if (similarity >= CHANNEL_MIN_SIMILARITY and a.channels and b.channels and not a.channels & b.channels
+            and (scope_a.restricts or scope_b.restricts or "required" in (a.modality, b.modality))):
+        found.append(Contradiction("procedure", damping * 0.75, ", ".join(sorted(a.channels)).replace("_", " "),
+                                   ", ".join(sorted(b.channels)).replace("_", " "), a, b))
+    return max(found, key=lambda c: c.confidence, default=None)
+
+
+def _one_transposition(x: str, y: str) -> bool:
+    """Equal but for two neighbouring characters swapped (0147 / 0174): the typo of a careless copy."""
+    if len(x) != len(y) or x == y:
+        return False
+    diff = [i for i in range(len(x)) if x[i] != y[i]]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]
+
+
+def transposed_contact(claims_a: list[ClaimFacts], claims_b: list[ClaimFacts]) -> Contradiction | None:
+    """A phone number in one article that is another article's number with two digits swapped: one of the
+    two is a mistyped copy, wherever in the articles they stand."""
+    for a in claims_a:
+        for x in (v for v in a.values if v.kind == PHONE):
+            for b in claims_b:
+                for y in (v for v in b.values if v.kind == PHONE):
+                    if _one_transposition(x.key[0], y.key[0]):
+                        return Contradiction("contact", 0.85, x.text, y.text, a, b)
+    return None

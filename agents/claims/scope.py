@@ -1,62 +1,179 @@
-"""What a claim is about (its subject) versus who or what it is limited to (its scope).
+"""What a claim is scoped to, and how it is qualified: general features, no business's vocabulary.
 
-Two claims only contradict when they share subject words that say *what* the value is (check-in, deposit,
-warranty) and their scopes are compatible. Words that merely place a value in time or commerce (before,
-departure, ticket, fare, booking) say nothing about which value it is, so they never count as evidence;
-names (plans, routes, branches) and audiences (children, students, groups) are scope, compared separately.
+Scope: audience (adults / children / members …), time (days, seasons, holidays, peak), tier (basic /
+premium …) and the knowledge base's own names (plans, branches: capitalised words the articles use, minus
+the names every article shares, e.g. the business's). Two claims scoped to different things never
+conflict. Qualifiers: an explicitly past statement, a change announced "from <date>" still in the future,
+a stated exception, and a claim that restricts ("only", "reserved for").
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
+from dataclasses import dataclass
 
-from .text import content_tokens
+DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+DAY_ABBREVIATIONS = {d[:3]: d for d in DAYS} | {"tues": "tuesday", "thur": "thursday", "thurs": "thursday"}
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+# Audience words by axis: two claims scoped to different values of one axis (adults / children) can both
+# hold; values of different axes (members / teenagers) say nothing about each other.
+AUDIENCE_AXES = {
+    "age": {"adult": "adult", "adults": "adult", "child": "child", "children": "child", "kid": "child",
+            "kids": "child", "junior": "child", "juniors": "child", "infant": "infant", "infants": "infant",
+            "baby": "infant", "babies": "infant", "toddler": "infant", "toddlers": "infant", "teen": "teen",
+            "teens": "teen", "teenager": "teen", "teenagers": "teen", "youth": "teen", "senior": "senior",
+            "seniors": "senior", "pensioner": "senior", "pensioners": "senior"},
+    "study": {"student": "student", "students": "student"},
+    "membership": {"member": "member", "members": "member", "non-member": "nonmember", "non-members": "nonmember"},
+    "customer": {"business": "business", "corporate": "business", "personal": "personal", "private": "personal",
+                 "new": "new", "existing": "existing", "returning": "existing", "trade": "business"},
+    "place": {"domestic": "domestic", "international": "international", "overseas": "international",
+              "resident": "resident", "residents": "resident", "non-resident": "nonresident"},
+}
+# Words that name an audience only when a person noun follows ("business customers", not "business days").
+NEEDS_PERSON_NOUN = {"business", "corporate", "personal", "private", "new", "existing", "returning", "trade",
+                     "domestic", "international", "overseas"}
+PERSON_NOUNS = {"customer", "customers", "client", "clients", "account", "accounts", "member", "members",
+                "user", "users", "guest", "guests", "patient", "patients", "traveller", "travellers",
+                "traveler", "travelers", "subscriber", "subscribers", "student", "students", "plan", "plans",
+                "rate", "rates", "booking", "bookings", "order", "orders", "visitor", "visitors"}
+TIER_WORDS = {"basic", "standard", "premium", "gold", "silver", "bronze", "platinum", "starter", "essential",
+              "essentials", "lite", "annual", "monthly", "yearly", "off-peak", "peak", "express", "economy",
+              "deluxe", "superior", "introductory", "promotional", "refurbished", "digital", "print", "business",
+              "family", "student", "corporate", "late", "early", "extra", "additional", "priority", "private",
+              "shared", "one-way", "round-trip", "exotic", "emergency", "out-of-hours", "after-hours", "same-day",
+              "next-day", "overnight", "junior", "senior", "group", "trial"}
+SPECIAL_CASE_WORDS = {"late", "early", "priority", "emergency", "out-of-hours", "after-hours", "same-day", "next-day",
+                      "overnight", "express", "off-peak", "peak"}
+HOLIDAY_WORDS = {"holiday", "holidays", "christmas", "easter", "thanksgiving", "festive", "summer", "winter",
+                 "spring", "autumn", "half-term", "peak", "off-peak", "seasonal"}
+PAST_RE = re.compile(r"\b(?:used to|previously|formerly|in the past|until recently|had been|were once|was once)\b", re.I)
+PAST_TENSE_RE = re.compile(r"\b(?:was|were|cost|charged|applied|offered)\b", re.I)
+PAST_WHEN_RE = re.compile(r"\b(?:until|till|before|prior to|in|during)\s+(?:(?:early|late|mid)[- ])?(?:(?:19|20)\d\d|last year)\b",
+                          re.I)
+EXCEPTION_RE = re.compile(r"\b(?:except|unless|apart from|other than|excluding|with the exception of|"
+                          r"does not apply|do not apply|exempt|however|but)\b", re.I)
+RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
+FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
+WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+DAY_RANGE_RE = re.compile(r"\b([A-Za-z]{3,9})\.?\s*(?:-|\u2013|to|through|thru|until)\s*([A-Za-z]{3,9})\b")
 
-# Words any support article uses around any value: never evidence that two values are the same attribute.
-WEAK_WORDS = set(
-    """before after until till prior ahead earlier later departure depart travel trip journey
-    ticket fare card booking book order purchase account service off discount reduction percent
-    each way per extra charge cost value valid schedul scheduled date time least most up within less
-    made apply applies route sailing sail item items thing rest passenger person traveller customer""".split()
-)
-# Who a value is for: a price, limit or age for one audience says nothing about another one.
-AUDIENCE_WORDS = set(
-    """child children kid infant baby toddler adult student pupil senior pensioner youth teen teenager young
-    member resident visitor guest holder group family employee teacher""".split()
-)
+
+def _day(word: str) -> str | None:
+    lowered = word.lower().rstrip(".")
+    if lowered.endswith("s") and lowered[:-1] in DAYS:
+        lowered = lowered[:-1]
+    return lowered if lowered in DAYS else DAY_ABBREVIATIONS.get(lowered)
 
 
-def strong_topic(topic: frozenset, names: frozenset, *, keep_audience: bool = False) -> frozenset:
-    """Subject words: the topic without weak words, audiences (unless they are the subject, as in "students
-    are eligible") and the words of `names`."""
-    name_words = {w for n in names for w in content_tokens(n, drop_generic=False)}
-    return frozenset(t for t in topic if t not in WEAK_WORDS and t not in name_words
-                     and (keep_audience or t not in AUDIENCE_WORDS))
+def days_in(text: str) -> frozenset[str]:
+    """Days named in `text`, day ranges expanded ("Mon-Fri" = five days)."""
+    days: set[str] = set()
+    for match in DAY_RANGE_RE.finditer(text):
+        first, last = _day(match.group(1)), _day(match.group(2))
+        if first and last:
+            i, j = DAYS.index(first), DAYS.index(last)
+            days.update(DAYS[i:j + 1] if i <= j else DAYS[i:] + DAYS[:j + 1])
+    for word in WORD_RE.findall(text):
+        day = _day(word)
+        if day:
+            days.add(day)
+    if re.search(r"\bweekdays?\b", text, re.I):
+        days.update(DAYS[:5])
+    if re.search(r"\bweekends?\b", text, re.I):
+        days.update(DAYS[5:])
+    if re.search(r"\b(?:daily|every day|seven days|7 days a week)\b", text, re.I):
+        days.update(DAYS)
+    return frozenset(days)
 
 
-def audience(topic: frozenset) -> frozenset:
-    return frozenset(t for t in topic if t in AUDIENCE_WORDS)
+def proper_names(text: str, *, first_words: bool = False) -> set[str]:
+    """Capitalised words that do not start a sentence (or any, with `first_words`, for titles and
+    headings): the names a text uses (plans, branches, brands)."""
+    names = set()
+    pattern = r"\b([A-Z][a-zA-Z0-9'\-]+)" if first_words else r"(?<=[a-z0-9,;:(] )([A-Z][a-zA-Z0-9'\-]+)"
+    for match in re.finditer(pattern, text):
+        word = match.group(1)
+        if word.lower() not in DAYS and word.lower() not in MONTHS and not word.isupper():
+            names.add(word)
+    return names
 
 
-def article_vocabulary(title: str, body: str) -> frozenset:
-    """Every lowercased word of an article: a name the other article never mentions marks another scope."""
-    return frozenset(w.lower() for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'\-]*", title + " " + body))
+@dataclass(frozen=True)
+class Scope:
+    audience: frozenset[str]
+    days: frozenset[str]
+    periods: frozenset[str]  # seasons, holidays, months, peak
+    tiers: frozenset[str]
+    names: frozenset[str]
+    past: bool
+    future_from: dt.date | None
+    has_exception: bool
+    restricts: bool
+    special_case: bool = False  # the claim itself says "late", "early", "emergency" …
+    days_closed: frozenset[str] = frozenset()
 
 
-def names_compatible(a: frozenset, b: frozenset, *, vocab_a: frozenset, vocab_b: frozenset) -> bool:
-    """No name on one side that the other side's article never mentions, and no two different names.
-
-    "Flex" vs no name is fine when the other article talks about Flex elsewhere (its section, its title);
-    "Gold Plan" vs "Silver Plan", or a named card against an article that never mentions it, is not.
-    """
-    if (a - b) and (b - a):
-        return False
-    for names, vocab in ((a - b, vocab_b), (b - a, vocab_a)):
-        for name in names:
-            if not all(w in vocab for w in name.split()):
-                return False
-    return True
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in WORD_RE.findall(text)]
 
 
-def audiences_compatible(a: frozenset, b: frozenset) -> bool:
-    """Both sides name the same audience, or neither names any (a value for "groups" is not one for all)."""
-    return a == b
+def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: list[dt.date],
+                context_dates: list[dt.date], calendar_days: list[str], now: dt.date) -> Scope:
+    """The scope of a claim; a category the claim leaves open is taken from its heading/title.
+    `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
+    def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
+        words = _words(piece)
+        audience = set()
+        for position, word in enumerate(words):
+            following = words[position + 1] if position + 1 < len(words) else ""
+            if word in NEEDS_PERSON_NOUN and following not in PERSON_NOUNS:
+                continue
+            audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)
+        periods = frozenset(w for w in words if w in HOLIDAY_WORDS)
+        tiers = frozenset(w for w in words if w in TIER_WORDS)
+        names = frozenset(proper_names(piece, first_words=heading) & known_names)
+        return frozenset(audience), days_in(piece), periods, tiers, names
+
+    own = categories(text)
+    own = (own[0], own[1], own[2] | frozenset(f"day:{d}" for d in calendar_days), own[3], own[4])
+    inherited = categories(context, heading=True)
+    # A heading scopes the claims under it by day, tier or name ("Saturday:", "Premium plan", a branch page);
+    # audiences and seasons are said in the claim itself.
+    merged = [own[0], own[1] or inherited[1], own[2] or inherited[2], own[3] or inherited[3], own[4] or inherited[4]]
+    future = [d for d in dates if d > now] if FROM_DATE_RE.search(text) else []
+    if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
+        future = [d for d in context_dates if d > now]
+    return Scope(audience=merged[0], days=merged[1], periods=merged[2], tiers=merged[3], names=merged[4],
+                 past=bool(PAST_RE.search(text)) or bool(PAST_TENSE_RE.search(text) and PAST_WHEN_RE.search(text)),
+                 future_from=min(future) if future else None,
+                 has_exception=bool(EXCEPTION_RE.search(text)), restricts=bool(RESTRICTS_RE.search(text)),
+                 special_case=bool(own[3] & SPECIAL_CASE_WORDS),
+                 days_closed=frozenset(d for clause in re.split(r"[,;]|\band\b", text)
+                                       if re.search(r"\bclosed\b", clause, re.I) for d in days_in(clause)))
+
+
+def scopes_differ(a: Scope, b: Scope) -> bool:
+    """Different audiences, days, periods, tiers or names: both claims can hold."""
+    if a.days and b.days and not a.days & b.days:
+        return True  # overlapping days are compared ("daily" includes Saturday)
+    for mine, theirs in ((a.periods, b.periods), (a.tiers, b.tiers), (a.names, b.names)):
+        if mine and theirs and not mine & theirs:
+            return True
+    if a.special_case != b.special_case:
+        return True  # "late check-out" is a special case of "check-out", not another claim about it
+    for axis in AUDIENCE_AXES:
+        mine = {x for x in a.audience if x.startswith(axis + ":")}
+        theirs = {x for x in b.audience if x.startswith(axis + ":")}
+        if mine and theirs and mine != theirs:
+            return True
+    if a.past != b.past:
+        return True
+    return (a.future_from is None) != (b.future_from is None)
+
+
+def scopes_uneven(a: Scope, b: Scope) -> bool:
+    """One claim is qualified where the other is not: a likelier rule-and-special-case than a conflict."""
+    return any(bool(x) != bool(y) for x, y in ((a.audience, b.audience), (a.days, b.days), (a.periods, b.periods),
+                                                (a.tiers, b.tiers), (a.names, b.names)))

@@ -102,14 +102,15 @@ def _figures(text: str) -> set[str]:
 def kb_conflicts_items(path: Path) -> list[EvalItem]:
     items = []
     for record in _jsonl(path):
+        texts = {a["ref"]: a["body"] for a in record["articles"]}  # figures of the body: titles carry dates
         bodies = {a["ref"]: f'{a["title"]}\n{a["body"]}' for a in record["articles"]}
         for number, conflict in enumerate(record.get("conflicts", [])):
             trusted = conflict.get("correct")
             if not trusted:
                 continue
             other = next(ref for ref in conflict["refs"] if ref != trusted)
-            only_trusted = sorted(_figures(bodies[trusted]) - _figures(bodies[other]))
-            only_other = sorted(_figures(bodies[other]) - _figures(bodies[trusted]))
+            only_trusted = sorted(_figures(texts[trusted]) - _figures(texts[other]))
+            only_other = sorted(_figures(texts[other]) - _figures(texts[trusted]))
             if not only_trusted or not only_other:
                 continue
             key = f"{record['id']}-{number}"
@@ -127,10 +128,11 @@ LOADERS = {
 }
 
 
-def load_items(*, dataset: str, data_dir: Path, limit: int | None) -> list[EvalItem]:
-    """The first `limit` questions' items (a faithful and a conflict item each, where the data has both)."""
+def load_items(*, dataset: str, data_dir: Path, limit: int | None, context_chars: int = EVIDENCE_CHARS) -> list[EvalItem]:
+    """The first `limit` questions' items (a faithful and a conflict item each, where the data has both), each context
+    cut to `context_chars`."""
     relative, loader = LOADERS[dataset]
-    items = loader(data_dir / relative)
+    items = [dataclasses.replace(item, context=item.context[:context_chars]) for item in loader(data_dir / relative)]
     if limit is None:
         return items
     keys: list[str] = []

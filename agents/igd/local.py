@@ -102,6 +102,7 @@ class LocalBackend:
                 stops.add(token_id)
         self._stops = {s for s in stops if s is not None}
         self._newline_tokens: dict[int, bool] = {}
+        self._chat = bool(getattr(self.tokenizer, "chat_template", None))
 
     def forward(self, ids, mask, positions, cache, *, every_position: bool = False) -> np.ndarray:
         """Log-probabilities [rows, positions, vocab]: of the last position only unless asked (the output layer over
@@ -116,7 +117,7 @@ class LocalBackend:
             return torch.log_softmax(out.logits.float(), dim=-1).numpy()
 
     def _render(self, prompt: str) -> str:
-        if getattr(self.tokenizer, "chat_template", None):
+        if self._chat:
             return self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
             )
@@ -127,8 +128,10 @@ class LocalBackend:
         the memory prompts), then the caches are stitched, left-padded, into one batch for the decoding steps."""
         import torch
 
+        # A chat template writes its own <bos>; a plain prompt needs the tokenizer's (Gemma degrades without it).
+        special = not self._chat
         rows = [
-            self.tokenizer(self._render(p), return_tensors="pt", add_special_tokens=False)["input_ids"] for p in prompts
+            self.tokenizer(self._render(p), return_tensors="pt", add_special_tokens=special)["input_ids"] for p in prompts
         ]
         caches, last = [], []
         for ids in rows:

@@ -6,6 +6,7 @@ nothing propagates to whoever is sending the reply.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as dt
 import logging
 import math
@@ -17,10 +18,12 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from agents.claims import ClaimVectors
 from agents.detection import STATUS_CAPPED, run_detection
 from agents.llm import LLMError
 from agents.configuration import llm_config_for
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
+from articles.embeddings import embed_texts
 from articles.models import ArticleStatus
 from conflicts import jobs
 from conflicts.models import (
@@ -55,6 +58,22 @@ def impact_point(moment: dt.datetime) -> float:
     return (moment - IMPACT_EPOCH).total_seconds() / IMPACT_HALF_LIFE_S * math.log(2)
 
 
+@functools.cache
+def claim_vectors() -> ClaimVectors:
+    """Claim vectors for this process, computed once per article text with the index's sentence model."""
+    return ClaimVectors(embed_texts)
+
+
+def claim_detector_warm_up() -> None:
+    """Load the sentence model and the value parsers before the first check: a worker calls this at
+    start so that no turn's check (bounded by DETECTION_TIMEOUT_S) pays for loading them."""
+    from agents.claims import detect_claim_conflicts
+
+    sample = [ArticleText(ref="warm-1", title="Warm-up", body="Open 9 am to 5 pm; a day pass costs €10 (2 hours)."),
+              ArticleText(ref="warm-2", title="Warm-up", body="Call +44 20 7946 0018 by 1 March 2026.")]
+    detect_claim_conflicts(articles=sample, vectors=claim_vectors())
+
+
 def _article_texts(*, turn: Turn) -> tuple[list[ArticleText], dict[str, ArticleUsage]]:
     """The retrieved articles as the customer's turn saw them (the versions recorded then), best first."""
     usages = (
@@ -83,7 +102,8 @@ def _cached_verdicts(*, usages: dict[str, ArticleUsage]) -> dict[tuple[str, str]
     for verdict in PairVerdict.objects.filter(version_low_id__in=ids, version_high_id__in=ids):
         key = pair_key(ref_by_version[verdict.version_low_id], ref_by_version[verdict.version_high_id])
         cached[key] = (
-            ConflictFinding(refs=key, type=verdict.type, explanation=verdict.explanation, snippets=verdict.snippets)
+            ConflictFinding(refs=key, type=verdict.type, explanation=verdict.explanation, snippets=verdict.snippets,
+                            detector=verdict.detector or "llm")
             if verdict.is_conflict
             else None
         )
@@ -104,8 +124,8 @@ def _verdicts_store(*, judgements, usages: dict[str, ArticleUsage], model: str) 
                 type=finding.type if finding else "",
                 explanation=finding.explanation if finding else "",
                 snippets=finding.snippets if finding else {},
-                detector="llm",
-                model=model,
+                detector=judgement.detector,
+                model=model if judgement.detector == "llm" else "",
             )
         )
     PairVerdict.objects.bulk_create(rows, ignore_conflicts=True)
@@ -266,6 +286,7 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         now=timezone.localdate(),
         llm_config=llm_config,
         cached=cached,
+        claim_vectors=claim_vectors(),
     )
     try:
         outcome = future.result(timeout=settings.DETECTION_TIMEOUT_S)
@@ -287,7 +308,7 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         _hold(run)  # before any write: what a turn's check records is written once
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
         for finding in outcome.findings:
-            conflict_record(turn=turn, finding=finding, usages=usages, detector=detector)
+            conflict_record(turn=turn, finding=finding, usages=usages, detector=finding.detector)
         n = outcome.articles_considered
         return _save_outcome(
             run,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -40,7 +39,7 @@ def _url_params(filters: dict) -> dict:
 
 
 def queue_context(
-    request, *, filters: dict, page_number=None, notice: str = "", notice_error: bool = False,
+    request, *, filters: dict, position=None, notice: str = "", notice_error: bool = False,
     selected_ids: frozenset = frozenset(), bulk_reason: str = "",
 ) -> dict:
     kb = request.kb
@@ -48,12 +47,12 @@ def queue_context(
         knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
         regressed=filters["regressed"], assignee=filters["assignee"], user=request.user, snoozed=filters["snoozed"],
     )
-    paginator = Paginator(selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters), PAGE_SIZE)
-    paginator.count = counts[filters["status"]]  # already counted above: spare the page a second COUNT
-    page = paginator.get_page(page_number)
+    position = _position(position or {})
+    queryset = selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters)
+    page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
     params = _url_params(filters)
     base = reverse("conflict_queue")
-    conflicts = list(page.object_list)
+    conflicts = page.conflicts
     for conflict in conflicts:
         conflict.explanation_display = conflict_explanation(conflict)
     tabs = [
@@ -71,9 +70,14 @@ def queue_context(
         "filter_form": QueueFilterForm(initial={**params, "sort": filters["sort"]}),
         "tabs": tabs,
         "page": page,
+        "total": counts[filters["status"]],
+        "position": position,
         "conflicts": conflicts,
-        "prev_url": base + query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
-        "next_url": base + query_string(params, page=page.next_page_number()) if page.has_next() else "",
+        # Keyset pagination: links carry the sort key of the row to continue from, never an OFFSET.
+        "first_url": base + query_string(params) if page.has_previous else "",
+        "prev_url": base + query_string(params, before=page.first_key) if page.has_previous else "",
+        "next_url": base + query_string(params, after=page.last_key) if page.has_next else "",
+        "last_url": base + query_string(params, last="1") if page.has_next else "",
         "sort_urls": [
             (value, label, base + query_string(params, sort="" if value == "impact" else value), value == filters["sort"])
             for value, label in QueueFilterForm.base_fields["sort"].choices
@@ -100,7 +104,7 @@ def queue_context(
 @kb_view()
 def conflict_queue(request):
     filters = QueueFilterForm(request.GET).values()
-    context = queue_context(request, filters=filters, page_number=request.GET.get("page"))
+    context = queue_context(request, filters=filters, position=request.GET)
     return render_page(request, "conflicts/queue.html", context, partial="queue")
 
 
@@ -143,12 +147,21 @@ def conflict_bulk(request):
         (messages.error if error else messages.success)(request, notice)
         return redirect(reverse("conflict_queue") + query_string(_url_params(filters)))
     kept = {"selected_ids": _posted_ids(request), "bulk_reason": request.POST.get("reason", "")} if status != 200 else {}
-    context = queue_context(request, filters=filters, page_number=request.POST.get("page"), notice=notice,
+    context = queue_context(request, filters=filters, position=request.POST, notice=notice,
                             notice_error=error, **kept)
     return render_page(request, "conflicts/queue.html", context, partial="queue", status=status)
 
 
 BULK_PAST = {"dismiss": "Dismissed", "assign": "Assigned", "snooze": "Snoozed", "delete_older": "Resolved"}
+
+
+def _position(data) -> dict:
+    """Where the page starts: after / before a row's sort key (cursor), or the last page."""
+    return {
+        "after": (data.get("after") or "")[:500],
+        "before": (data.get("before") or "")[:500],
+        "last": data.get("last") == "1",
+    }
 
 
 def _posted_ids(request) -> frozenset:

@@ -18,6 +18,7 @@ from articles.sources import (
     source_files_upload,
     source_page_gone_confirm,
     source_sync_request,
+    source_update,
 )
 from articles.sources_drift import DriftStateError, drift_keep, drift_merge, drift_take_source
 from conflicts.permissions import allows, kb_view
@@ -90,8 +91,24 @@ def _detail_context(request, source, **extra) -> dict:
 
 @kb_view(read=Role.VIEWER, write=Role.OPS)
 def source_detail(request, pk: int):
+    """The source, its syncs and pages; a POST changes its settings (ops)."""
     source = _source_or_404(request, pk)
-    return render_page(request, DETAIL_TEMPLATE, _detail_context(request, source))
+    initial = {f: getattr(source, f) for f in ("name", "kind", "location", "schedule", "gone_policy")}
+    form = SourceForm(request.POST or None, initial=initial)
+    form.fields["kind"].disabled = True  # a source keeps its kind; add another source instead
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = {k: v for k, v in form.cleaned_data.items() if k != "kind"}
+            try:
+                source_update(source=source, **data)
+            except SourceInputError as exc:
+                form.add_service_error(str(exc))
+            else:
+                messages.success(request, "Source settings saved.")
+                return redirect(reverse("source_detail", args=[source.pk]))
+        status = 400
+    return render_page(request, DETAIL_TEMPLATE, _detail_context(request, source, settings_form=form), status=status)
 
 
 @kb_view(read=Role.OPS, write=Role.OPS)

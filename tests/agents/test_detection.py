@@ -5,6 +5,7 @@ flagging chosen pairs, so these tests pin down the combination rules, not the cl
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import types
@@ -30,14 +31,17 @@ PRICE = ConflictFinding(refs=("a01", "a02"), type="price", explanation="€25 vs
 
 @pytest.fixture
 def claims_flag(monkeypatch):
-    """Makes agents.claims.detect_claim_conflicts flag the given findings; records its calls."""
+    """Makes agents.claims.detect_claim_conflicts flag the given findings (and call the pairs in
+    `flag.unrelated` about different things); records its calls."""
     calls: list[list[str]] = []
     flagged: list[ConflictFinding] = []
+    unrelated: set[tuple[str, str]] = set()
 
-    def detect_claim_conflicts(*, articles, now):
+    def detect_claim_conflicts(*, articles, now, vectors=None):
         calls.append([a.ref for a in articles])
         refs = {a.ref for a in articles}
-        return [finding for finding in flagged if set(finding.refs) <= refs]
+        return types.SimpleNamespace(findings=[finding for finding in flagged if set(finding.refs) <= refs],
+                                     unrelated_pairs=lambda: {pair for pair in unrelated if set(pair) <= refs})
 
     monkeypatch.setitem(__import__("sys").modules, "agents.claims",
                         types.SimpleNamespace(detect_claim_conflicts=detect_claim_conflicts))
@@ -46,6 +50,7 @@ def claims_flag(monkeypatch):
         flagged.extend(findings)
         return calls
 
+    flag.unrelated = unrelated
     return flag
 
 
@@ -179,3 +184,68 @@ def test_findings_are_ordered_by_pair(scripted_llm):
     scripted_llm.push(answer(verdicts(*[verdict(b, a) for a, b in reversed(pairs)])))
     outcome = run_detection(articles=THREE, detector="llm", now=NOW, llm_config=scripted_llm.config())
     assert [finding.refs for finding in outcome.findings] == pairs
+
+
+# --- confidence, confirmation and pairs about different things -----------------------------------
+
+UNSURE = dataclasses.replace(PRICE, confidence=0.55)
+
+
+def test_auto_has_the_llm_confirm_an_unsure_claim_finding(scripted_llm, claims_flag):
+    claims_flag(UNSURE)
+    scripted_llm.push(answer(verdicts(verdict("a01", "a02", snippets={"a01": "Tickets cost €25.", "a02": "Tickets cost €29."}))))
+    outcome = run_detection(articles=THREE, detector="auto", now=NOW, llm_config=scripted_llm.config())
+    assert "every pair of the articles above" in message_text(scripted_llm.requests[0], "user")
+    (finding,) = outcome.findings
+    assert finding.refs == ("a01", "a02") and finding.detector == "both"
+    assert finding.explanation == PRICE.explanation  # the claims' readable explanation is kept
+    assert (outcome.confirmed, outcome.rejected) == (1, 0)
+
+
+def test_auto_drops_an_unsure_claim_finding_the_llm_does_not_confirm(scripted_llm, claims_flag):
+    claims_flag(UNSURE)
+    scripted_llm.push(answer(verdicts(verdict("a01", "a02", conflict=False))))
+    outcome = run_detection(articles=THREE, detector="auto", now=NOW, llm_config=scripted_llm.config())
+    assert outcome.findings == [] and (outcome.confirmed, outcome.rejected) == (0, 1)
+
+
+def test_auto_keeps_a_sure_claim_finding_without_asking(scripted_llm, claims_flag):
+    claims_flag(PRICE)  # confidence 1.0
+    scripted_llm.push(answer(verdicts()))
+    outcome = run_detection(articles=THREE, detector="auto", now=NOW, llm_config=scripted_llm.config())
+    asked = [line for line in message_text(scripted_llm.requests[0], "user").splitlines() if " | " in line]
+    assert "a01 | a02" not in asked
+    assert [f.detector for f in outcome.findings] == ["claims"]
+
+
+def test_an_unsure_claim_finding_stands_when_no_llm_is_configured(claims_flag):
+    claims_flag(UNSURE)
+    outcome = run_detection(articles=THREE, detector="auto", now=NOW, llm_config=None)
+    assert outcome.findings == [UNSURE]
+
+
+def test_an_llm_error_while_confirming_fails_the_run_and_records_nothing(scripted_llm, claims_flag):
+    claims_flag(UNSURE)
+    scripted_llm.push(http_error(500))
+    with pytest.raises(LLMError):
+        run_detection(articles=THREE, detector="auto", now=NOW, llm_config=scripted_llm.config(timeout_s=0.5))
+
+
+@pytest.mark.parametrize("detector", ["llm", "auto"])
+def test_pairs_about_different_things_are_not_sent_to_the_llm(scripted_llm, claims_flag, detector):
+    claims_flag.unrelated.update({("a01", "a03"), ("a02", "a03")})
+    scripted_llm.push(answer(verdicts(verdict("a01", "a02", snippets={"a01": "Tickets cost €25."}))))
+    outcome = run_detection(articles=THREE, detector=detector, now=NOW, llm_config=scripted_llm.config())
+    user = message_text(scripted_llm.requests[0], "user")
+    # only a01-a02 is asked for, so a03 (in no pair asked for) is not even sent
+    assert 'ref="a01"' in user and 'ref="a02"' in user and 'ref="a03"' not in user
+    assert outcome.unrelated_pairs == 2
+    recorded = {j.refs: (j.conflict, j.detector) for j in outcome.judgements}
+    assert recorded[("a01", "a03")] == (None, "claims") and recorded[("a02", "a03")] == (None, "claims")
+    assert recorded[("a01", "a02")][1] == "llm"
+
+
+def test_no_llm_call_when_every_pair_is_about_different_things(scripted_llm, claims_flag):
+    claims_flag.unrelated.update({("a01", "a02"), ("a01", "a03"), ("a02", "a03")})
+    outcome = run_detection(articles=THREE, detector="llm", now=NOW, llm_config=scripted_llm.config())
+    assert scripted_llm.requests == [] and outcome.llm_calls == 0 and outcome.findings == []

@@ -24,6 +24,7 @@ from articles.sources import (
     source_files_upload,
     source_page_gone_confirm,
     source_sync_request,
+    source_sync_run,
     sources_sync_due,
 )
 from tests.articles.conftest import run_sync
@@ -310,3 +311,17 @@ def test_one_sync_at_a_time_and_the_schedule_starts_due_sources(loopback_kb, pag
     assert sources_sync_due() == []  # synced a moment ago: not due
     later = timezone.now() + dt.timedelta(hours=1, minutes=1)
     assert [s.source.name for s in sources_sync_due(now=later)] == ["Hourly"]
+
+
+@pytest.mark.django_db
+def test_a_redelivered_sync_leaves_a_running_one_to_its_worker(loopback_kb, page_server):
+    serve(page_server)
+    source = url_source(loopback_kb, page_server)
+    sync = source_sync_request(source=source)
+    SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=timezone.now())
+    assert source_sync_run(sync_id=sync.pk).status == SyncStatus.RUNNING
+    assert page_server.requests == [] and not Article.objects.filter(knowledge_base=loopback_kb).exists()
+    # Started longer ago than the time limit: its worker died, so this run does the work.
+    SourceSync.objects.filter(pk=sync.pk).update(started_at=timezone.now() - dt.timedelta(hours=2))
+    assert source_sync_run(sync_id=sync.pk).status == SyncStatus.DONE
+    assert Article.objects.filter(knowledge_base=loopback_kb).count() == 3

@@ -99,6 +99,20 @@ def test_default_order_is_cited_then_impact_then_recency_and_sort_by_recent(clie
     assert ids == [recent.pk, high_impact.pk, old_cited.pk]
 
 
+def test_text_search_uses_words_stems_passages_titles_and_refs(client, kb, articles, reviewer):
+    a = articles
+    delivery = make_conflict(kb, a[0], a[1], explanation="Delivery times differ.", snippets=("ships in 2 days", "ships in 5 days"))
+    refund = make_conflict(kb, a[2], a[3], explanation="Refund windows differ.")
+    client.force_login(reviewer)
+    get = lambda q: [c.pk for c in client.get(reverse("conflict_queue"), {"q": q}).context["conflicts"]]  # noqa: E731
+    assert get("deliveries") == [delivery.pk]  # stemmed: deliveries ~ delivery
+    assert get("ships") == [delivery.pk]  # the passages are searched
+    assert get("refund -delivery") == [refund.pk]  # web-search syntax
+    assert get("Article 3") == [refund.pk]  # titles (all words)
+    assert get("faq-2") == [refund.pk]  # refs
+    assert get("nothing-like-this") == []
+
+
 def test_filters_by_type_text_and_article(client, kb, articles, reviewer):
     a = articles
     price = make_conflict(kb, a[0], a[1], type="price", explanation="fares differ")
@@ -120,9 +134,49 @@ def test_pagination(client, kb, reviewer):
         make_conflict(kb, base, other)
     client.force_login(reviewer)
     first = client.get(reverse("conflict_queue"))
-    assert len(first.context["conflicts"]) == 25 and first.context["next_url"]
-    second = client.get(reverse("conflict_queue"), {"page": 2})
-    assert len(second.context["conflicts"]) == 2 and not second.context["next_url"]
+    assert len(first.context["conflicts"]) == 25 and first.context["next_url"] and not first.context["prev_url"]
+    second = client.get(first.context["next_url"])
+    assert len(second.context["conflicts"]) == 2 and not second.context["next_url"] and second.context["prev_url"]
+    back = client.get(second.context["prev_url"])
+    assert [c.pk for c in back.context["conflicts"]] == [c.pk for c in first.context["conflicts"]]
+    last = client.get(first.context["last_url"])  # the last 25 rows, ending with the last conflict
+    every = [c.pk for c in first.context["conflicts"]] + [c.pk for c in second.context["conflicts"]]
+    assert [c.pk for c in last.context["conflicts"]] == every[-25:] and not last.context["next_url"]
+    assert client.get(reverse("conflict_queue"), {"after": "not a cursor"}).status_code == 200  # first page
+
+
+@pytest.mark.parametrize("sort", ["impact", "recent", "seen", "reviewed"])
+def test_keyset_pages_cover_every_conflict_once_in_order(client, kb, reviewer, sort):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    base = make_article(kb, "base", "Base text.", index=False)
+    now = timezone.now()
+    for i in range(60):
+        other = make_article(kb, f"o-{i}", f"Other {i}.", index=False)
+        # ties on purpose (times_cited, impact, last_seen repeat) and some NULL reviewed_at
+        make_conflict(kb, base, other, times_cited=i % 3, impact=float(i % 4), times_seen=i % 5 + 1,
+                      last_seen=now - dt.timedelta(hours=i % 7), reviewed_at=None if i % 2 else now - dt.timedelta(days=i % 6))
+    client.force_login(reviewer)
+    expected = [c.pk for c in client.get(reverse("conflict_queue"), {"sort": sort}).context["conflicts"]]
+    from conflicts.selectors import QUEUE_SORTS
+    from conflicts.models import Conflict
+
+    everything = list(Conflict.objects.filter(knowledge_base=kb).order_by(*QUEUE_SORTS[sort]).values_list("pk", flat=True))
+    assert expected == everything[:25]
+    seen, url = [], reverse("conflict_queue") + f"?sort={sort}"
+    while url:
+        response = client.get(url)
+        seen += [c.pk for c in response.context["conflicts"]]
+        url = response.context["next_url"]
+    assert seen == everything
+    backwards, url = [], client.get(reverse("conflict_queue"), {"sort": sort}).context["last_url"]
+    while url:
+        response = client.get(url)
+        backwards = [c.pk for c in response.context["conflicts"]] + backwards
+        url = response.context["prev_url"]
+    assert backwards == everything
 
 
 def test_queue_queries_do_not_grow_with_page_size(client, kb, reviewer, django_assert_max_num_queries):

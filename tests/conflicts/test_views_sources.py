@@ -158,3 +158,18 @@ def test_each_decision_through_the_view(client, drift, reviewer, decision, statu
     assert ArticleAudit.objects.filter(article_id=drift.article_id, action=f"drift_{status}", actor=reviewer).exists()
     again = client.post(reverse("drift_decide", args=[drift.pk, decision]), data)
     assert again.status_code == 409 and "already decided" in again.content.decode()
+
+
+def test_ops_change_a_sources_schedule_and_bad_input_names_the_field(client, kb, ops, viewer):
+    source = source_create(knowledge_base=kb, name="Help", kind="urls", location="https://help.example.com/a")
+    client.force_login(ops)
+    data = {"name": "Help centre", "location": "https://help.example.com/a\nhttps://help.example.com/b",
+            "schedule": "hourly", "gone_policy": "immediate"}
+    assert client.post(reverse("source_detail", args=[source.pk]), data).status_code == 302
+    source.refresh_from_db()
+    assert (source.name, source.schedule, source.gone_policy, source.kind) == ("Help centre", "hourly", "immediate", "urls")
+    assert source.location.endswith("/b")
+    bad = client.post(reverse("source_detail", args=[source.pk]), {**data, "location": "file:///etc/passwd"})
+    assert bad.status_code == 400 and "is not an http(s) address" in bad.content.decode()
+    client.force_login(viewer)
+    assert client.post(reverse("source_detail", args=[source.pk]), data).status_code == 403

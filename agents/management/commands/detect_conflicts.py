@@ -17,10 +17,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.claims import ClaimVectors
 from agents.detection import DETECTORS, run_detection
 from agents.llm import JSON_MODES, LLMConfig, LLMError
 from agents.configuration import llm_config_for
 from agents.types import ArticleText
+from articles.embeddings import embed_texts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +67,8 @@ class Command(BaseCommand):
                 "--detector llm needs an LLM: set OPENAI_BASE_URL (or DETECTION_LLM_BASE_URL) or pass --base-url"
             )
 
+        # Claims are aligned with the index's sentence model; each article's vectors are computed once.
+        claim_vectors = ClaimVectors(embed_texts)
         total_conflicts = total_calls = 0
         dropped_total: Counter = Counter()
         errors: Counter = Counter()
@@ -74,7 +78,7 @@ class Command(BaseCommand):
                 try:
                     outcome = run_detection(
                         articles=retrieval_set.articles, detector=detector, now=retrieval_set.now,
-                        llm_config=llm_config,
+                        llm_config=llm_config, claim_vectors=claim_vectors,
                     )
                 except LLMError as error:
                     if not options["fail_open"]:

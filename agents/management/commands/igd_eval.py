@@ -10,6 +10,7 @@ Items and metrics: agents/igd/evaluation.py. Ends with `figure:` lines (igd_ia_g
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.igd.arithmetic import Mode
-from agents.igd.evaluation import DATASETS, METHODS, Scores, format_table, load_items, predict, summary_figures
+from agents.igd.evaluation import DATASETS, EVAL_PARAMS, EVIDENCE_CHARS, METHODS, Scores, format_table, load_items, predict, summary_figures
 from agents.llm import PLACEHOLDER_API_KEY, LLMConfig
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "datasets"
@@ -40,6 +41,8 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=60.0, help="openai: seconds per call")
         parser.add_argument("--limit", type=int, default=None, help="first N questions of each dataset")
         parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
+        parser.add_argument("--max-new-tokens", type=int, default=EVAL_PARAMS.max_new_tokens)
+        parser.add_argument("--context-chars", type=int, default=EVIDENCE_CHARS, help="each context cut to this length")
 
     def handle(self, *args, **options) -> None:
         methods = [m.strip() for m in options["methods"].split(",") if m.strip()]
@@ -54,12 +57,14 @@ class Command(BaseCommand):
         # Plain greedy is the tokens/s baseline, and closed-book answers define "recoverable": always run both.
         run_methods = list(dict.fromkeys(["closed_book", "direct", *methods]))
         backend = self._backend(options)
+        params = dataclasses.replace(EVAL_PARAMS, max_new_tokens=options["max_new_tokens"])
         from articles.embeddings import embed_texts
 
         rows, pooled = [], {"igd": [0, 0.0], "direct": [0, 0.0]}
         for dataset in datasets:
             try:
-                items = load_items(dataset=dataset, data_dir=data_dir, limit=options["limit"])
+                items = load_items(dataset=dataset, data_dir=data_dir, limit=options["limit"],
+                                   context_chars=options["context_chars"])
             except FileNotFoundError as error:
                 raise CommandError(f"{dataset}: {error} (set --data-dir)") from None
             closed_book = {}
@@ -68,16 +73,19 @@ class Command(BaseCommand):
                 started = time.perf_counter()
                 for item in items:
                     if item.id not in closed_book:  # the closed-book prompt has no context and no mode
-                        closed_book[item.id] = predict(method="closed_book", item=item, mode=mode, backend=backend, embed=embed_texts)
+                        closed_book[item.id] = predict(method="closed_book", item=item, mode=mode, backend=backend,
+                                                       embed=embed_texts, params=params)
                     for method in run_methods:
                         prediction = closed_book[item.id] if method == "closed_book" else predict(
-                            method=method, item=item, mode=mode, backend=backend, embed=embed_texts)
+                            method=method, item=item, mode=mode, backend=backend, embed=embed_texts, params=params)
                         scores[method].add(item, prediction, closed_book[item.id])
                         if method in pooled:
                             pooled[method][0] += prediction.tokens
                             pooled[method][1] += prediction.seconds
-                self.stderr.write(f"{dataset} {mode.value}: {len(items)} items in {time.perf_counter() - started:.0f}s")
                 rows.extend(scores[m].row() for m in run_methods if m in methods)
+                # A long run on a shared machine shows what it has so far.
+                self.stderr.write(f"{dataset} {mode.value}: {len(items)} items in {time.perf_counter() - started:.0f}s")
+                self.stderr.write(format_table(rows))
         self.stdout.write(f"backend: {backend.name}")
         self.stdout.write(format_table(rows))
         figures = summary_figures(rows)

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('articles', '0006_indexsyncjob_claims_progress'),
-        ('conflicts', '0009_conflict_triage'),
+        ('conflicts', '0010_conflict_search_vector'),
     ]
 
     operations = [

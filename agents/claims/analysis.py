@@ -1,0 +1,129 @@
+"""One article, analysed once per text: its claims, their typed values, polarity, channels, and the
+masked sentence used to align claims by meaning ("€149 per month" and "€165 a month" both read
+"amount per month")."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .split import Claim, split_claims
+from .stance import channel_stances, channels, is_negative, modality, strip_negation
+from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
+
+# An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
+Encoder = Callable[[Sequence[str]], np.ndarray]
+
+PLACEHOLDERS = {MONEY: "an amount", PERCENT: "a percentage", CLOCK: "a time", DATE: "a date", PHONE: "a number",
+                EMAIL: "an address", URL: "a website", AGE: "an age", QUANTITY: "a length of", COUNT: "several", UNLIMITED: "an amount of"}
+STOPWORDS = frozenset("""a an the and or of to in on at by for from with within into is are be been was were it its
+this that these those we our you your they their i my me us he she his her them as if so do does did have has had
+will would can could may might must shall should any all some each every per than then there here what which
+who when where why how not no yes also just only please""".split())
+SHORT_CLAIM_WORDS = 7
+VECTOR_CACHE_ARTICLES = 4096
+
+
+@dataclass(frozen=True)
+class ClaimFacts:
+    claim: Claim
+    values: tuple[Value, ...]
+    negative: bool
+    modality: str
+    channels: frozenset[str]
+    masked: str
+    content: frozenset[str]  # stems of content words, denials left out
+    channels_affirmed: frozenset[str] = frozenset()
+    channels_denied: frozenset[str] = frozenset()
+
+
+def stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ability", "able", "ance", "ence", "ment", "ings", "ing", "ies", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= (4 if suffix in ("ance", "ence", "ment") else 3):
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in re.findall(r"[a-z][a-z'\-]+", text.lower()) if w not in STOPWORDS)
+
+
+def mask(text: str, values: Sequence[Value]) -> str:
+    """The claim with every value replaced by what kind of value it is."""
+    out, last = [], 0
+    for value in values:
+        placeholder = PLACEHOLDERS[value.kind]
+        if value.kind == COUNT:
+            placeholder = f"several {value.unit}s"
+        elif value.kind == QUANTITY:
+            placeholder = "a period" if value.unit in ("[time]",) else f"an amount of {value.text.split()[-1]}"
+        out.append(text[last:value.start])
+        out.append(placeholder)
+        last = value.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=VECTOR_CACHE_ARTICLES)
+def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
+    """Claims of one article version with their facts; cached, so a turn re-parses nothing it has seen."""
+    facts = []
+    for claim in split_claims(title, body):
+        values = tuple(extract_values(claim.text, year=year))
+        masked = mask(claim.text, values)
+        if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
+            masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
+        facts.append(ClaimFacts(claim=claim, values=values, negative=is_negative(claim.text),
+                                modality=modality(claim.text), channels=channels(claim.text), masked=masked,
+                                content=content_stems(strip_negation(claim.text)),
+                                channels_affirmed=channel_stances(claim.text)[0],
+                                channels_denied=channel_stances(claim.text)[1]))
+    return tuple(facts)
+
+
+class ClaimVectors:
+    """Masked-claim vectors per article text, computed once and kept (LRU) for every later turn."""
+
+    def __init__(self, encoder: Encoder | None, max_articles: int = VECTOR_CACHE_ARTICLES):
+        self.encoder = encoder
+        self.max_articles = max_articles
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.encoded_texts = 0
+
+    def vectors(self, facts: Sequence[ClaimFacts]) -> np.ndarray:
+        texts = [f.masked for f in facts]
+        key = hashlib.sha1("\n".join(texts).encode()).hexdigest()
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        vectors = self._encode(texts)
+        self._cache[key] = vectors
+        if len(self._cache) > self.max_articles:
+            self._cache.popitem(last=False)
+        return vectors
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        self.encoded_texts += len(texts)
+        if self.encoder is not None:
+            vectors = np.asarray(self.encoder(texts), dtype=np.float32)
+        else:
+            vectors = _bag_of_words(texts)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+def _bag_of_words(texts: list[str], dims: int = 512) -> np.ndarray:
+    """Hashed bag of content stems: the fallback alignment when no sentence model is given."""
+    vectors = np.zeros((len(texts), dims), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for word in content_stems(text):
+            vectors[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vectors

@@ -1,0 +1,77 @@
+"""Articles as claims: sentences, list items and table rows, each an exact substring of the body.
+
+A claim keeps the heading it sits under (and, for "Yes, …" / "No, …" answers, the question it answers)
+as context: scope words there ("Premium plan", "Saturday") qualify the claim without being quoted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022\u2013]|\d{1,2}[.)]|[a-z][.)]|#+)\s+")
+SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u20ac$\u00a3])")
+# "e.g. Foo", "No. 5", "St. Mary", "J. Smith": a dot that ends an abbreviation or an initial.
+ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|no|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
+ANSWER_OPENING_RE = re.compile(r"^(?:yes|no|sorry|unfortunately|absolutely|of course)\b", re.I)
+MIN_CLAIM_CHARS = 12
+
+
+@dataclass(frozen=True)
+class Claim:
+    index: int
+    start: int
+    end: int
+    text: str  # body[start:end], exactly
+    context: str  # heading / answered question / title: qualifies the claim, never quoted
+
+
+def _is_heading(line: str) -> bool:
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        return True
+    if stripped.endswith(":") and len(stripped) < 90:
+        return True
+    # A short line without a sentence end or a number reads as a title ("Opening hours", "Premium plan").
+    return len(stripped) < 50 and not re.search(r"[.!?;]$|\d", stripped) and len(stripped.split()) <= 7
+
+
+def _sentences(line: str) -> list[tuple[int, int]]:
+    cuts = [0]
+    for match in SENTENCE_END_RE.finditer(line):
+        if ABBREVIATION_RE.search(line[: match.start()].rstrip(")\"'\u201d")):
+            continue
+        cuts.append(match.end())
+    cuts.append(len(line))
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+
+
+def split_claims(title: str, body: str) -> list[Claim]:
+    """Every claim of an article in reading order, with its context."""
+    claims: list[Claim] = []
+    heading = title
+    question = ""  # the last question asked, for the answer that follows it
+    for line_match in re.finditer(r"[^\n]+", body):
+        line = line_match.group()
+        base = line_match.start()
+        marker = LIST_MARKER_RE.match(line)
+        offset = marker.end() if marker else 0
+        content = line[offset:]
+        if not content.strip():
+            continue
+        if _is_heading(content) and not marker:
+            heading = f"{title} \u2014 {content.strip().rstrip(':')}"
+            continue
+        for a, b in _sentences(content):
+            piece = content[a:b].strip()
+            start = base + offset + a + content[a:b].index(piece)
+            if piece.endswith("?"):
+                question = piece  # asks, asserts nothing
+                continue
+            if len(piece) < MIN_CLAIM_CHARS and not re.search(r"\d", piece):
+                continue
+            context = f"{heading} \u2014 {question}" if question else heading
+            question = ""
+            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context))
+        if content.rstrip().endswith(":") and marker:
+            heading = f"{title} \u2014 {content.strip().rstrip(':')}"
+    return claims

@@ -1,0 +1,82 @@
+"""Polarity, modality and channel of a claim: general English, no list of particular predicates.
+
+A claim is negative when it denies ("cannot", "not allowed", "unable to", "no longer", "non-refundable");
+"no charge", "no later than", "no more than" bound or price something and deny nothing. Channels say
+where or how something is done (online, in the app, in person, by phone …).
+"""
+from __future__ import annotations
+
+import re
+
+NEGATION_RE = re.compile(
+    r"\b(?:not|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
+    r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
+    r"unavailable|ineligible|impossible|excluded|disallowed)\b|\bnon-[a-z]+|\bno\b(?! (?:later|more|less|"
+    r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
+NO_NEED_RE = re.compile(r"\b(?:no need|not (?:required|necessary|needed|mandatory|compulsory)|optional|"
+                        r"don't (?:need|have) to|do not (?:need|have) to|needn't)\b", re.I)
+MUST_RE = re.compile(r"\b(?:must|required|mandatory|compulsory|have to|has to|need to|needs to|obligatory)\b",
+                     re.I)
+CHANNELS = {
+    "web": r"\bonline\b|\b(?:our|the) website\b|\bweb ?site\b|\bweb form\b|\bonline form\b|\bportal\b",
+    "app": r"\b(?:mobile |our |the )?app\b|\bapplication on your phone\b",
+    "in_person": r"\bin[- ]person\b|\bin[- ]store\b|\bin[- ]branch\b|\b(?:at|to|from) (?:the |our |any |your |a )?(?:front |home )?"
+                 r"(?:desk|counter|reception|branch|office|store|shop|club|clinic|box office|kiosk)\b"
+                 r"|\bcome in\b|\bpop in\b|\bvisit (?:us|our|a|the|any)\b|\bwalk-?in\b",
+    "phone": r"\bby (?:tele)?phone\b|\bover the phone\b|\bcall (?:us|our)\b|\bphone (?:us|our)\b|\bhotline\b",
+    "post": r"\bby (?:post|mail|letter)\b|\bin writing\b|\bpostal\b",
+    "email": r"\bby e-?mail\b|\bemail us\b|\be-?mail (?:us|our)\b",
+    "chat": r"\blive chat\b|\bchat\b|\bmessenger\b|\bwhatsapp\b",
+}
+CHANNEL_RES = {name: re.compile(pattern, re.I) for name, pattern in CHANNELS.items()}
+
+
+ANSWER_PARTICLE_RE = re.compile(r"^\s*(?:yes|no|sorry)\s*[,.:;!\-\u2013\u2014]+\s*", re.I)
+
+
+def is_negative(text: str) -> bool:
+    """Whether the claim denies what it states (an odd number of denials). A leading "No," answers a
+    question and says nothing about the sentence after it."""
+    return len(NEGATION_RE.findall(ANSWER_PARTICLE_RE.sub("", text))) % 2 == 1
+
+
+def denied_words(text: str) -> frozenset[str]:
+    """The words a denial applies to: the three after each "not" / "cannot" / "non-" (what is denied)."""
+    body = ANSWER_PARTICLE_RE.sub("", text)
+    words: set[str] = set()
+    for match in NEGATION_RE.finditer(body):
+        tail = re.sub(r"^non-", "", match.group(), flags=re.I) if match.group().lower().startswith("non-") else ""
+        following = re.findall(r"[A-Za-z][A-Za-z'\-]+", body[match.end():])[:3]
+        words.update(w.lower() for w in ([tail] if tail else []) + following)
+    return frozenset(words)
+
+
+def modality(text: str) -> str:
+    """"required", "optional" or "" (neither said)."""
+    if NO_NEED_RE.search(text):
+        return "optional"
+    if MUST_RE.search(text) and not is_negative(text):
+        return "required"
+    return ""
+
+
+def channels(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in CHANNEL_RES.items() if pattern.search(text))
+
+
+def strip_negation(text: str) -> str:
+    """The claim with its denials removed: what it is about, whichever way it says it
+    ("non-refundable" keeps "refundable")."""
+    text = re.sub(r"\bnon-(?=[a-z])", "", text, flags=re.I)
+    return re.sub(r"\s+", " ", NEGATION_RE.sub(" ", NO_NEED_RE.sub(" ", text))).strip()
+
+
+CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|\.\s|\bbut\b")
+
+
+def channel_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(channels affirmed, channels denied), clause by clause: "made online; staff cannot accept forms"."""
+    affirmed, denied = set(), set()
+    for clause in CLAUSE_RE.split(text):
+        (denied if is_negative(clause) else affirmed).update(channels(clause))
+    return frozenset(affirmed), frozenset(denied)

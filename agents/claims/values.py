@@ -1,0 +1,410 @@
+"""Typed values in a claim, parsed by maintained libraries and made comparable across formats.
+
+money (price-parser), quantities and durations with unit conversion (pint: 72 hours = 3 days, 1 GB =
+1000 MB), clock times (9 am = 09:00), dates (dateparser), phone numbers (phonenumbers), percentages,
+ages, e-mail addresses and web addresses, counts of a thing ("3 bags"). Each value keeps its span in the
+claim so it can be masked for alignment and quoted in explanations.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import dateparser
+import phonenumbers
+import pint
+from price_parser import Price
+
+# Kinds of value; each is one fact about what can be compared with what.
+MONEY, QUANTITY, PERCENT, CLOCK, DATE, PHONE, EMAIL, URL, AGE, COUNT, UNLIMITED = (
+    "money", "quantity", "percent", "clock", "date", "phone", "email", "url", "age", "count", "unlimited")
+UNLIMITED_RE = re.compile(r"\b(?:unlimited|as (?:many|much) as you (?:like|want)|no (?:limit|cap)|uncapped)\b", re.I)
+
+CURRENCY_CODES = {"€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "£": "GBP", "gbp": "GBP",
+                  "$": "USD", "usd": "USD", "us$": "USD", "chf": "CHF", "kr": "SEK", "sek": "SEK", "nok": "NOK",
+                  "dkk": "DKK", "cad": "CAD", "c$": "CAD", "aud": "AUD", "a$": "AUD", "nzd": "NZD", "¥": "JPY",
+                  "jpy": "JPY", "inr": "INR", "₹": "INR", "zł": "PLN", "pln": "PLN"}
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+                "sixteen": 16, "eighteen": 18, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
+                "fifty": 50, "sixty": 60, "ninety": 90, "a hundred": 100, "half an": 0.5, "a half": 0.5,
+                "a couple of": 2, "a single": 1, "a": 1, "an": 1}
+# Units people write that pint does not define, or defines as something else ("min" is minutes here).
+UNIT_ALIASES = {"hrs": "hour", "hr": "hour", "h": "hour", "mins": "minute", "min": "minute", "secs": "second",
+                "sec": "second", "wks": "week", "wk": "week", "yrs": "year", "yr": "year", "mo": "month",
+                "mos": "month", "kilos": "kilogram", "kilo": "kilogram", "kgs": "kilogram", "lbs": "pound",
+                "litres": "liter", "litre": "liter", "gig": "gigabyte", "gigs": "gigabyte",
+                "mbps": "megabit / second", "gbps": "gigabit / second", "kbps": "kilobit / second",
+                "miles": "mile", "metres": "meter", "metre": "meter", "cm": "centimeter", "mm": "millimeter",
+                "km": "kilometer", "kg": "kilogram", "g": "gram", "gb": "gigabyte", "mb": "megabyte",
+                "tb": "terabyte", "kb": "kilobyte", "ml": "milliliter", "l": "liter", "oz": "ounce",
+                "ft": "foot", "in": None}
+# The units a support article measures things in; pint parses far more ("bag" is a unit of mass there).
+MEASURING_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "byte", "bit", "gram",
+                   "meter", "liter", "mile", "foot", "inch", "yard", "pound", "ounce", "stone"}
+# Day counts that are not calendar days do not convert into them.
+NON_CALENDAR_UNITS = {"business day", "working day", "school day", "banking day", "weekday", "night",
+                      "session", "visit", "class", "lesson", "ride", "trip", "journey", "stay"}
+PERIOD_RE = re.compile(r"^\s*(?:per|a|an|each|every|/)\s*(day|night|week|month|year|hour|visit|person|guest|"
+                       r"adult|child|order|booking|item|bag|passenger|ticket|session|class|lesson|pet|room|"
+                       r"vehicle|car|household|member|user|seat|device|line|account)s?\b", re.I)
+AGE_BEFORE_RE = re.compile(r"(?:aged?|ages|age of|over|under|older than|younger than|at least|minimum age(?: of)?|"
+                           r"from the age of|up to the age of)\s*$", re.I)
+AGE_AFTER_RE = re.compile(r"^\s*(?:\+|years? old|years? of age|and (?:over|older|above|under|younger)|or (?:over|"
+                          r"older|under|younger)|-year-olds?|s\b)", re.I)
+THRESHOLD_BEFORE_RE = re.compile(r"(?:over|above|more than|at least|minimum(?: of)?|from|orders? of|spend(?:ing)?|"
+                                 r"exceeding|under|below|less than|up to)\s*$", re.I)
+FUNCTION_WORDS = {"with", "and", "the", "for", "from", "per", "are", "was", "were", "has", "have", "had", "but",
+                  "not", "into", "onto", "than", "then", "that", "this", "who", "which", "when", "where", "will"}
+PAST_YEAR_RE = re.compile(r"\b(?:1[6-9]|20)\d{2}\b")
+
+NUMBER = r"(?:\d{1,3}(?:[,\u202f ]\d{3})+|\d+)(?:[.,]\d+)?"
+NUMBER_WORD = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS), key=len, reverse=True))
+CURRENCY = r"(?:€|£|\$|US\$|C\$|A\$|¥|₹|\b(?:EUR|GBP|USD|CHF|SEK|NOK|DKK|CAD|AUD|NZD|JPY|INR|PLN)\b)"
+MONEY_RE = re.compile(
+    rf"{CURRENCY}\s?{NUMBER}(?:\s?(?:-|\u2013|to)\s?{CURRENCY}?\s?{NUMBER})?"
+    rf"|{NUMBER}\s?(?:{CURRENCY}|\b(?:euros?|pounds|dollars|kr|zł)\b)", re.I)
+PERCENT_RE = re.compile(rf"{NUMBER}\s?(?:%|per ?cent\b)", re.I)
+CLOCK_RE = re.compile(r"\b(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.?m\.?|p\.?m\.?)(?![a-z])|\b(?:[01]?\d|2[0-3]):[0-5]\d\b"
+                      r"|\b(?:noon|midday|midnight)\b", re.I)
+MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+DATE_RE = re.compile(
+    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTHS}\.?(?:,?\s+\d{{4}})?\b"
+    rf"|\b{MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+    rf"|\b{MONTHS}\s+\d{{4}}\b", re.I)
+ROUND_THE_CLOCK_RE = re.compile(r"\b(?:open|staffed|available|answered|runs?)\s+(?:24 hours(?: a day)?|24/7|"
+                                r"around the clock|round the clock|day and night)|\b24/7\b", re.I)
+CLOCK_RANGE_RE = re.compile(r"\b(?P<start>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?)\s*(?:-|\u2013|to|till|until)\s*"
+                            r"(?P<end>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?P<end_suffix>[ap]\.?m\.?))", re.I)
+MINIMUM_AGE_RE = re.compile(r"\b(?:minimum age|age limit|min\. age)\s*(?:of|is|:)?\s*(\d{1,2})\b|\bat least (\d{1,2}) years\b",
+                            re.I)
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s)]+|\b[\w-]+\.(?:com|org|net|io|co\.uk|eu|app)(?:/[^\s)]*)?\b", re.I)
+QUANTITY_RE = re.compile(rf"(?<![\w.])({NUMBER}|{NUMBER_WORD})(?:\s?-\s?|\s)?([A-Za-z][A-Za-z-]*(?:\s(?:day|days))?)", re.I)
+PHONE_REGIONS = ("US", "GB", "IE", "DE", "FR", "AU", "NL", "ES", "IT")
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str
+    key: tuple  # comparable: equal keys mean the same value, whatever the format
+    start: int
+    end: int
+    text: str
+    unit: str = ""  # what is counted or measured ("bag", "[time]", "EUR")
+    role: str = "amount"  # amount | threshold (a condition: "orders over €50") | min | max (ages)
+
+
+def _number(text: str) -> float | None:
+    lowered = text.lower().strip()
+    if lowered in NUMBER_WORDS:
+        return float(NUMBER_WORDS[lowered])
+    cleaned = re.sub(r"[\u202f ,](?=\d{3}\b)", "", lowered).replace(",", ".")
+    try:
+        return float(Decimal(cleaned))
+    except InvalidOperation:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _units() -> pint.UnitRegistry:
+    return pint.UnitRegistry()
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit_of(word: str) -> tuple[str, float] | None:
+    """(dimension, factor to base units) of a unit word, or None when it is not a unit."""
+    lowered = word.lower()
+    alias = UNIT_ALIASES.get(lowered, lowered)
+    if alias is None or len(lowered) < 1:
+        return None
+    if re.fullmatch(r"(?:[a-z]{1,2})", alias) and alias not in {"h", "g", "l"}:
+        return None  # two-letter words ("at", "of") are never units here
+    try:
+        quantity = _units().Quantity(1, alias)
+        if " " not in alias and not any(unit in MEASURING_UNITS for _, unit, _ in _units().parse_unit_name(alias)):
+            return None
+    except Exception:  # pint raises several error types for "not a unit"
+        return None
+    base = quantity.to_base_units()
+    dimension = str(base.dimensionality)
+    if dimension == "dimensionless" and str(base.units) == "bit":
+        dimension = "[information]"
+    elif dimension == "dimensionless":
+        return None
+    return dimension, float(base.magnitude)
+
+
+def _singular(word: str) -> str:
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+PERIOD_BEFORE_RE = re.compile(r"\b(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)\b[\s:|]*$", re.I)
+
+
+def _period_after(text: str, end: int, start: int | None = None) -> str:
+    """The period a value is given per: "€10 a month", or "Price per month: €10" (a table header)."""
+    match = PERIOD_RE.match(text[end:end + 24])
+    if match:
+        return _singular(match.group(1))
+    if start is not None:
+        before = PERIOD_BEFORE_RE.search(text[max(0, start - 30):start])
+        if before:
+            return _singular(before.group(1))
+    return ""
+
+
+def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
+    out = []
+    for match in MONEY_RE.finditer(text):
+        price = Price.fromstring(match.group())
+        if price.amount is None:
+            continue
+        symbol = (price.currency or "").strip().lower()
+        currency = CURRENCY_CODES.get(symbol, symbol.upper() or "?")
+        before = text[max(0, match.start() - 24):match.start()]
+        role = "threshold" if THRESHOLD_BEFORE_RE.search(before) else "amount"
+        period = _period_after(text, match.end(), match.start())
+        if PERIOD_RE.match(text[match.end():match.end() + 24]):  # "€10 a month": the period belongs to the price, it is no duration of its own
+            taken.append((match.end(), match.end() + PERIOD_RE.match(text[match.end():match.end() + 24]).end()))
+
+        out.append(Value(MONEY, (currency, round(float(price.amount), 2), period), match.start(), match.end(),
+                         match.group(), unit=currency, role=role))
+        taken.append(match.span())
+    return out
+
+
+def _free(text: str) -> list[Value]:
+    """"free", "at no cost", "complimentary": a price of zero, comparable with any amount."""
+    out = []
+    for match in re.finditer(r"\b(?:free of charge|for free|at no (?:extra |additional )?(?:cost|charge)|no charge|"
+                             r"(?:do not|don't|won't|will not|never) charge|without charge|complimentary|free)\b",
+                             text, re.I):
+        after = text[match.end():match.end() + 20].lower()
+        if re.match(r"\s*(?:-|\u2013)?\s*(?:to|of|from|up|wi-?fi|parking|trial|text)\b", after) and "charge" not in match.group().lower():
+            continue  # "free to use", "free of clutter", "free trial" are not prices
+        out.append(Value(MONEY, ("*", 0.0, ""), match.start(), match.end(), match.group(), unit="*"))
+    return out
+
+
+def _percent_role(text: str, match: re.Match) -> str:
+    """What a percentage is: a discount ("10% off"), a refund share, or another rate; only like compares."""
+    around = text[max(0, match.start() - 30):match.end() + 20].lower()
+    if re.search(r"\b(?:off|discount|save|saving|reduction)\b", around):
+        return "discount"
+    if re.search(r"\brefund", around):
+        return "refund"
+    return "rate"
+
+
+def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end in taken)
+
+
+def _clock_minutes(token: str) -> int | None:
+    lowered = token.lower().replace(".", ":").replace(" ", "")
+    if lowered in ("noon", "midday"):
+        return 12 * 60
+    if lowered == "midnight":
+        return 0
+    match = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?(a:?m:?|p:?m:?)?", lowered)
+    if not match:
+        return None
+    hour, minute = int(match.group(1)), int(match.group(2) or 0)
+    suffix = (match.group(3) or "").replace(":", "")
+    if suffix.startswith("p") and hour < 12:
+        hour += 12
+    elif suffix.startswith("a") and hour == 12:
+        hour = 0
+    return hour * 60 + minute
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_date(text: str, year: int) -> dt.date | None:
+    parsed = dateparser.parse(text, languages=["en"], settings={
+        "PREFER_DAY_OF_MONTH": "first", "RELATIVE_BASE": dt.datetime(year, 1, 1), "DATE_ORDER": "DMY"})
+    return parsed.date() if parsed else None
+
+
+def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
+    out: list[Value] = []
+    for region in PHONE_REGIONS:
+        for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
+            span = (match.start, match.end)
+            if _overlaps(span, taken) or len(re.sub(r"\D", "", match.raw_string)) < 7:
+                continue
+            number = match.number
+            key = (str(number.national_number),)
+            out.append(Value(PHONE, key, match.start, match.end, match.raw_string))
+            taken.append(span)
+    return out
+
+
+def extract_values(text: str, *, year: int) -> list[Value]:
+    """Every typed value in `text`, none overlapping another; `year` completes dates written without one."""
+    taken: list[tuple[int, int]] = []
+    values: list[Value] = []
+    for match in EMAIL_RE.finditer(text):
+        values.append(Value(EMAIL, (match.group().lower().rstrip("."),), *match.span(), match.group()))
+        taken.append(match.span())
+    for match in URL_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            key = re.sub(r"^(?:https?://)?(?:www\.)?", "", match.group().lower()).rstrip("/.")
+            values.append(Value(URL, (key,), *match.span(), match.group()))
+            taken.append(match.span())
+    values += _money(text, taken)
+    for match in PERCENT_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            number = _number(re.match(NUMBER, match.group()).group())
+            values.append(Value(PERCENT, (number,), *match.span(), match.group(), unit=_percent_role(text, match)))
+            taken.append(match.span())
+    for match in DATE_RE.finditer(text):
+        if _overlaps(match.span(), taken):
+            continue
+        parsed = _parse_date(match.group(), year)
+        if parsed:
+            has_year = bool(re.search(r"\d{4}|/\d{2}\b", match.group()))
+            has_day = bool(re.search(r"\b\d{1,2}(?:st|nd|rd|th)?\b(?![/-]?\d{3})", match.group()))
+            key = (parsed.year if has_year else None, parsed.month, parsed.day if has_day else None)
+            values.append(Value(DATE, key, *match.span(), match.group()))
+            taken.append(match.span())
+    for match in ROUND_THE_CLOCK_RE.finditer(text):
+        if not _overlaps(match.span(), taken):  # "open 24 hours" is the schedule 00:00-24:00
+            values += [Value(CLOCK, (0,), *match.span(), match.group()), Value(CLOCK, (1440,), *match.span(), match.group())]
+            taken.append(match.span())
+    for match in CLOCK_RANGE_RE.finditer(text):
+        # "7 to 10:30 am": the first end borrows the second's am/pm when it is earlier on the clock.
+        if _overlaps(match.span(), taken):
+            continue
+        end = _clock_minutes(match.group("end"))
+        start = _clock_minutes(match.group("start") + match.group("end_suffix"))
+        if start is not None and end is not None and start > end:
+            start = _clock_minutes(match.group("start") + "am")
+        if start is not None and end is not None:
+            values += [Value(CLOCK, (start,), match.start("start"), match.end("start"), match.group("start")),
+                       Value(CLOCK, (end,), match.start("end"), match.end("end"), match.group("end"))]
+            taken.append(match.span())
+    for match in CLOCK_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            minutes = _clock_minutes(match.group())
+            if minutes is not None:
+                values.append(Value(CLOCK, (minutes,), *match.span(), match.group()))
+                taken.append(match.span())
+    values += _phones(text, taken)
+    values += _quantities(text, taken)
+    values += [v for v in _free(text) if not _overlaps((v.start, v.end), taken)]
+    values += [Value(UNLIMITED, ("*",), *m.span(), m.group()) for m in UNLIMITED_RE.finditer(text)
+               if not _overlaps(m.span(), taken)]
+    return sorted(values, key=lambda v: v.start)
+
+
+AGE_PLUS_RE = re.compile(r"\b(\d{1,2})\s?\+(?!\d)|\b(over|under)[- ](\d{1,2})s\b", re.I)
+
+
+def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
+    out = []
+    for match in MINIMUM_AGE_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            amount = float(match.group(1) or match.group(2))
+            out.append(Value(AGE, (amount, "min"), *match.span(), match.group(), role="min"))
+            taken.append(match.span())
+    for match in AGE_PLUS_RE.finditer(text):
+        if _overlaps(match.span(), taken):
+            continue
+        role = "max" if (match.group(2) or "").lower() == "under" else "min"
+        amount = float(match.group(1) or match.group(3))
+        out.append(Value(AGE, (amount, role), *match.span(), match.group(), role=role))
+        taken.append(match.span())
+    for match in QUANTITY_RE.finditer(text):
+        if _overlaps(match.span(), taken):
+            continue
+        amount = _number(match.group(1))
+        if amount is None:
+            continue
+        word = match.group(2)
+        singular = _singular(word.split()[0]) if " " not in word else _singular(word)
+        before = text[max(0, match.start() - 30):match.start()]
+        after = text[match.end():match.end() + 25]
+        is_digit = bool(re.match(r"\d", match.group(1)))
+        span = match.span()
+        # Ages: "aged 16", "16+", "over 18s", "18 years old".
+        if is_digit and (AGE_BEFORE_RE.search(before) and singular in {"year", "yr", "and", "or", "+"}
+                         or AGE_AFTER_RE.match(text[match.start(1) + len(match.group(1)):][:20])
+                         and singular in {"year", "and", "or", "+", "s"}):
+            role = "max" if re.search(r"under|younger|up to", before + after, re.I) else "min"
+            out.append(Value(AGE, (amount, role), match.start(), match.end(1), match.group(1), role=role))
+            taken.append(span)
+            continue
+        if singular in NON_CALENDAR_UNITS or " " in word and _singular(word) in NON_CALENDAR_UNITS:
+            unit = _singular(word)
+            out.append(Value(QUANTITY, (unit, amount, _period_after(text, match.end())), *span, match.group(), unit=unit))
+            taken.append(span)
+            continue
+        unit = _unit_of(word.split()[0])
+        if unit is not None and (is_digit or word.lower().split()[0] not in {"a", "an"}):
+            dimension, factor = unit
+            period = _period_after(text, match.end())
+            out.append(Value(QUANTITY, (dimension, round(amount * factor, 6), period), *span, match.group(),
+                             unit=dimension))
+            taken.append(span)
+            continue
+        if is_digit and PAST_YEAR_RE.fullmatch(match.group(1)):
+            # A bare year ("founded in 1885") is a date that names only its year.
+            end = match.start(1) + 4
+            out.append(Value(DATE, (int(match.group(1)), None, None), match.start(1), end, match.group(1)))
+            taken.append((match.start(1), end))
+            continue
+        plural_ok = amount == 1 or word.lower().endswith("s") or word.lower() in {"people", "children", "staff"}
+        if is_digit and plural_ok and re.fullmatch(r"[a-z][a-z-]{2,}", word.lower()) and word.lower() not in FUNCTION_WORDS:
+            out.append(Value(COUNT, (singular, amount, _period_after(text, match.end())), *span, match.group(),
+                             unit=singular))
+            taken.append(span)
+    return out
+
+
+def equal_values(a: Value, b: Value) -> bool:
+    """The same value in any format: keys match, or quantities within rounding (1 month ~ 30 days)."""
+    if a.key == b.key:
+        return True
+    if a.kind == QUANTITY and a.key[0] == b.key[0] and a.key[2] == b.key[2]:
+        low, high = sorted((a.key[1], b.key[1]))
+        return high > 0 and (high - low) / high < 0.025
+    if a.kind == MONEY:
+        # "$59 per order" and "the $59 fee": one price, the period said once.
+        same_currency = a.key[0] == b.key[0] or "*" in (a.key[0], b.key[0])
+        return same_currency and a.key[1] == b.key[1] and (a.key[2] == b.key[2] or "" in (a.key[2], b.key[2]))
+    if a.kind == DATE:
+        return all(x == y or None in (x, y) for x, y in zip(a.key, b.key))
+    return False
+
+
+def comparable(a: Value, b: Value, *, strict_period: bool = True) -> bool:
+    """Two values that measure the same thing (same currency, dimension, counted noun, period). With
+    `strict_period=False` a period stated on one side only ("€175 a month" / "€189") does not matter."""
+    if a.kind != b.kind or a.role != b.role:
+        return False
+
+    def same_period(x: str, y: str) -> bool:
+        return x == y or (not strict_period and "" in (x, y))
+
+    if a.kind == MONEY:
+        same_currency = a.key[0] == b.key[0] or "*" in (a.key[0], b.key[0])
+        return same_currency and (same_period(a.key[2], b.key[2]) or "*" in (a.key[0], b.key[0]))
+    if a.kind in (QUANTITY, COUNT):
+        return a.key[0] == b.key[0] and same_period(a.key[2], b.key[2])
+    if a.kind == AGE:
+        return a.key[1] == b.key[1]
+    if a.kind == PERCENT:
+        return a.unit == b.unit
+    return True

@@ -1,0 +1,116 @@
+"""agents.claims.detect_claim_conflicts: align claims by meaning with the real sentence model, then compare.
+
+Every case is written in new wording for these tests (no data set's sentences or names).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agents.claims import ClaimVectors, detect_claim_conflicts
+from agents.types import ArticleText
+from articles.embeddings import embed_texts
+
+NOW = dt.date(2026, 6, 1)
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return ClaimVectors(embed_texts)
+
+
+def pair(first: str, second: str, *, first_title="Visiting us", second_title="Help centre",
+         first_date=dt.date(2026, 1, 10), second_date=dt.date(2026, 4, 2)) -> list[ArticleText]:
+    return [ArticleText(ref="kb-1", title=first_title, body=first, updated_at=first_date),
+            ArticleText(ref="kb-2", title=second_title, body=second, updated_at=second_date)]
+
+
+def found(articles, vectors, now=NOW):
+    return detect_claim_conflicts(articles=articles, now=now, vectors=vectors).findings
+
+
+CONFLICTS = {
+    "deadline in other units": ("Damaged parcels must be reported within 48 hours of delivery.",
+                                "You have 3 days from delivery to report a damaged parcel."),
+    "fare in a sentence built differently": ("Adults pay £12 for a day ticket.",
+                                             "A day ticket for an adult is priced at £14."),
+    "allowance per period": ("Every plan includes 20 GB of cloud storage per month.",
+                             "Each plan comes with 15 GB of cloud storage a month."),
+    "negation in other words": ("Dogs are allowed on the terrace.", "Dogs are not allowed on the terrace."),
+    "where it is done": ("Refunds can only be requested in person at the ticket desk.",
+                         "Request your refund in the app; refunds cannot be requested in person at the ticket desk."),
+    "younger group admitted": ("Members must be at least 18 years old.",
+                               "Members aged 16 or over are welcome to join."),
+    "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
+    "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
+                                    "The studio manager, Lena Okafor, answers complaints within a week."),
+}
+
+AGREEING = {
+    "same deadline in other units": ("Damaged parcels must be reported within 72 hours of delivery.",
+                                     "You have 3 days from delivery to report a damaged parcel."),
+    "same price in another format": ("A towel costs 2.50 EUR.", "Towels are €2.50 each."),
+    "different audiences": ("Adults pay £12 for a day ticket.", "Children pay £6 for a day ticket."),
+    "explicitly past": ("Until 2024 the day ticket was £10.", "The day ticket costs £12."),
+    "announced for later": ("From 1 September 2027 the day ticket will cost £14.", "The day ticket costs £12."),
+    "different weekdays": ("On Saturday we open at 10:00.", "On Monday we open at 08:00."),
+    "free said two ways": ("Guests are welcome free of charge.", "We don't charge for guests."),
+    "unrelated topics": ("Lockers take a £1 coin, returned when you open the locker.",
+                         "Our café serves soup until 3 pm."),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFLICTS))
+def test_contradictions_in_new_wording_are_found(case, vectors):
+    findings = found(pair(*CONFLICTS[case]), vectors)
+    assert [f.refs for f in findings] == [("kb-1", "kb-2")], case
+    finding = findings[0]
+    assert 0 < finding.confidence <= 1 and finding.detector == "claims"
+    body = {"kb-1": CONFLICTS[case][0], "kb-2": CONFLICTS[case][1]}
+    assert all(snippet in body[ref] for ref, snippet in finding.snippets.items())
+
+
+@pytest.mark.parametrize("case", sorted(AGREEING))
+def test_claims_that_can_both_hold_are_not_flagged(case, vectors):
+    assert found(pair(*AGREEING[case]), vectors) == [], case
+
+
+def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors):
+    articles = pair("Adults pay £12 for a day ticket.", "A day ticket for an adult is priced at £14.",
+                    first_title="Ticket prices", second_title="Summer offers")
+    explanation = found(articles, vectors)[0].explanation
+    assert "Ticket prices" in explanation and "Summer offers" in explanation
+    assert "£12" in explanation and "£14" in explanation
+    assert "newer" in explanation and "2026-04-02" in explanation and "kb-1" not in explanation
+
+
+def test_a_heading_scopes_the_claims_under_it(vectors):
+    articles = pair("Quarry Lane branch\nWe open at 08:00 on weekdays.\n\nAt Quarry Lane we open weekdays at 08:00.",
+                    "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
+                    first_title="Quarry Lane branch", second_title="Mill Cross branch")
+    assert found(articles, vectors) == []
+
+
+def test_pairs_about_different_things_are_reported_as_unrelated(vectors):
+    articles = pair(*AGREEING["unrelated topics"])
+    result = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors)
+    assert result.unrelated_pairs() == {("kb-1", "kb-2")}
+    related = detect_claim_conflicts(articles=pair(*CONFLICTS["fare in a sentence built differently"]), now=NOW,
+                                     vectors=vectors)
+    assert related.unrelated_pairs() == set()
+
+
+def test_without_a_sentence_model_no_pair_is_called_unrelated():
+    result = detect_claim_conflicts(articles=pair(*AGREEING["unrelated topics"]), now=NOW)
+    assert result.unrelated_pairs() == set()
+
+
+def test_claim_vectors_are_computed_once_per_article_text(vectors):
+    store = ClaimVectors(embed_texts)
+    articles = pair(*CONFLICTS["negation in other words"])
+    detect_claim_conflicts(articles=articles, now=NOW, vectors=store)
+    encoded = store.encoded_texts
+    assert encoded > 0
+    detect_claim_conflicts(articles=list(reversed(articles)), now=NOW, vectors=store)
+    assert store.encoded_texts == encoded

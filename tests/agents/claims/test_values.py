@@ -1,0 +1,60 @@
+"""agents.claims.values: typed values convert across units and formats (parsed by maintained libraries)."""
+from __future__ import annotations
+
+import pytest
+
+from agents.claims.values import AGE, CLOCK, DATE, MONEY, PHONE, QUANTITY, comparable, equal_values, extract_values
+
+
+def only(text: str, kind: str):
+    values = [v for v in extract_values(text, year=2026) if v.kind == kind]
+    assert len(values) == 1, values
+    return values[0]
+
+
+@pytest.mark.parametrize("first, second, kind", [
+    ("Report it within 72 hours.", "Report it within 3 days.", QUANTITY),
+    ("The loan lasts 14 days.", "The loan lasts 2 weeks.", QUANTITY),
+    ("A locker costs 10.00 EUR.", "A locker costs €10.", MONEY),
+    ("Doors open at 9 am.", "Doors open at 09:00.", CLOCK),
+    ("Your plan includes 1 GB of storage.", "Your plan includes 1000 MB of storage.", QUANTITY),
+    ("Ring +44 161 496 0275 for help.", "Ring 0161 496 0275 for help.", PHONE),
+    ("The sale ends on 3 March 2026.", "The sale ends on March 3, 2026.", DATE),
+])
+def test_the_same_value_in_other_units_or_formats_is_equal(first, second, kind):
+    a, b = only(first, kind), only(second, kind)
+    assert comparable(a, b) and equal_values(a, b)
+
+
+@pytest.mark.parametrize("first, second, kind", [
+    ("Report it within 48 hours.", "Report it within 3 days.", QUANTITY),
+    ("A locker costs €10.", "A locker costs €12.", MONEY),
+    ("Doors open at 9 am.", "Doors open at 09:30.", CLOCK),
+])
+def test_different_values_are_not_equal(first, second, kind):
+    a, b = only(first, kind), only(second, kind)
+    assert comparable(a, b) and not equal_values(a, b)
+
+
+def test_a_price_per_period_keeps_its_period_and_is_no_duration():
+    values = extract_values("The plan is €30 a month.", year=2026)
+    assert [(v.kind, v.key) for v in values] == [(MONEY, ("EUR", 30.0, "month"))]
+
+
+def test_prices_per_different_periods_are_not_comparable():
+    assert not comparable(only("€30 a month", MONEY), only("€30 a year", MONEY))
+
+
+def test_a_spending_threshold_is_a_condition_not_a_price():
+    money = [v for v in extract_values("Delivery is free on orders over £40.", year=2026) if v.kind == MONEY]
+    assert {v.role for v in money if v.key[1] == 40.0} == {"threshold"}
+
+
+@pytest.mark.parametrize("text, age", [("Riders must be aged 14 or over.", 14.0), ("This class is 18+ only.", 18.0),
+                                       ("Minimum age 21.", 21.0)])
+def test_ages(text, age):
+    assert only(text, AGE).key == (age, "min")
+
+
+def test_free_is_a_price_of_zero():
+    assert only("Parking is free for guests.", MONEY).key[1] == 0.0
