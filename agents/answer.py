@@ -13,6 +13,7 @@ import numpy as np
 
 from agents.citations import citation_tag, cited_refs
 from agents.llm import LLMConfig, complete_json
+from agents.prompt_text import neutralise_tag, quote_attribute
 
 Embed = Callable[[list[str]], np.ndarray]  # texts -> unit-length rows (cosine = dot product)
 
@@ -69,9 +70,11 @@ SYSTEM = (
 
 def _prompt(question: str, passages: list[Passage]) -> str:
     blocks = "\n".join(
-        f'<passage tag="{citation_tag(p.ref)}" title="{p.title}">\n{p.text}\n</passage>' for p in passages
+        f'<passage tag="{quote_attribute(citation_tag(p.ref))}" title="{quote_attribute(p.title)}">\n'
+        f"{neutralise_tag(p.text, 'passage')}\n</passage>"
+        for p in passages
     )
-    return f"{blocks}\n\nCustomer question: {question}"
+    return f"{blocks}\n\nCustomer question: {neutralise_tag(question, 'passage')}"
 
 
 @functools.cache

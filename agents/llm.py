@@ -217,18 +217,36 @@ def _learn_json_mode(config: LLMConfig, mode: str, *, why: str = "") -> None:
                        config.base_url, config.model, why)
 
 
-def forget_json_modes() -> None:
-    """Forget what `auto` learnt (tests; or after switching a server's software)."""
+def forget_learnt_endpoints() -> None:
+    """Forget what was learnt about endpoints: JSON modes, refused log-probabilities (tests; a server's software changed)."""
     with _learnt_lock:
         _learnt_json_modes.clear()
+        _logprobs_refused.clear()
 
 
-def response_format(mode: str, *, schema: dict, schema_name: str) -> dict:
+def response_format(mode: str, *, schema: dict, schema_name: str, max_tokens: int) -> dict:
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
     # llama.cpp's and vLLM-style servers turn this "schema" into a grammar; without it they only
-    # guarantee *some* JSON object.
-    return {"type": "json_object", "schema": schema}
+    # guarantee *some* JSON object. Bounding its strings lets the grammar close a string a small
+    # model would otherwise repeat until max_tokens.
+    return {"type": "json_object", "schema": bounded_schema(schema, max_chars=max(MIN_STRING_CHARS, max_tokens // 4))}
+
+
+# The shortest bound a free string gets in a grammar (json_object mode).
+MIN_STRING_CHARS = 48
+
+
+def bounded_schema(schema: Any, *, max_chars: int) -> Any:
+    """A copy of `schema` in which every free string (no enum, no maxLength of its own) has maxLength `max_chars`."""
+    if isinstance(schema, list):
+        return [bounded_schema(item, max_chars=max_chars) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {key: bounded_schema(value, max_chars=max_chars) for key, value in schema.items()}
+    if bounded.get("type") == "string" and "enum" not in bounded and "maxLength" not in bounded:
+        bounded["maxLength"] = max_chars
+    return bounded
 
 
 def schema_instruction(schema: dict) -> str:
@@ -281,7 +299,7 @@ def complete_json_reply(
                 {"role": "user", "content": json_user_message(user=user, schema=schema, reminder=reminder,
                                                               with_schema=mode != "json_schema")},
             ],
-            "response_format": response_format(mode, schema=schema, schema_name=schema_name),
+            "response_format": response_format(mode, schema=schema, schema_name=schema_name, max_tokens=limit),
             "max_tokens": limit,
             "stop": list(JSON_STOP),
         }
@@ -355,8 +373,9 @@ def sample_texts(
 
     Endpoints that ignore `n` (llama.cpp returns one choice) are asked again until n samples are in,
     at most n calls. A failure raises LLMError whose `calls` counts the samples already received
-    plus the failed request. Asked-for log-probabilities that do not come back leave logprob_sum
-    None (logged once per endpoint), for the caller to count.
+    plus the failed requests. Asked-for log-probabilities that do not come back leave logprob_sum
+    None (logged once per endpoint), for the caller to count; an endpoint that refuses the request
+    for them (HTTP 400/422/500) is asked again without, and not asked for them again.
     """
     if n < 1:
         raise ValueError("n must be at least 1")
@@ -373,14 +392,24 @@ def sample_texts(
         }
         if missing > 1:
             params["n"] = missing
-        if logprobs:
+        asking = logprobs and not _refuses_logprobs(config)
+        if asking:
             params["logprobs"] = True
             params["top_logprobs"] = SEQUENCE_TOP_LOGPROBS
         try:
             response = _create(config=config, **params)
         except LLMError as error:
-            error.calls = len(samples) + 1
-            raise
+            if not (asking and error.status in _FORMAT_REJECTED_STATUSES):
+                error.calls = len(samples) + 1
+                raise
+            # Refused (llama-cpp-python without logits_all answers 500): sample without, once and for all.
+            _remember_no_logprobs(config, why=error.detail)
+            params.pop("logprobs"), params.pop("top_logprobs")
+            try:
+                response = _create(config=config, **params)
+            except LLMError as second:
+                second.calls = len(samples) + 2
+                raise
         tokens += _usage_tokens(response)
         for choice in (getattr(response, "choices", None) or [])[:missing]:
             text = choice.message.content or ""
@@ -393,6 +422,20 @@ def sample_texts(
     if not samples:
         raise LLMError("invalid_json", "no choices in the response", calls=n)
     return samples, tokens
+
+
+_logprobs_refused: set[tuple[str, str]] = set()
+
+
+def _refuses_logprobs(config: LLMConfig) -> bool:
+    return (config.base_url, config.model) in _logprobs_refused
+
+
+def _remember_no_logprobs(config: LLMConfig, *, why: str) -> None:
+    if not _refuses_logprobs(config):
+        _logprobs_refused.add((config.base_url, config.model))
+        logger.warning("LLM %s model %r refused log-probabilities (%s); sampling without them from now on",
+                       config.base_url, config.model, why)
 
 
 def _warn_no_logprobs(config: LLMConfig) -> None:
@@ -479,22 +522,24 @@ def generate_with_top_logprobs(
     forced prefix to continue). `tokens` is None when the endpoint returned no distribution: the
     caller decides (and says) how it falls back. Raises LLMError like every call here; a reply cut
     at `max_tokens` is returned with finish_reason "length", since free text cut short is still text.
+    `max_tokens` is taken as asked (one token at a time is a valid use); the purpose's setting only caps it.
     """
     if top_k < 1:
         raise ValueError("top_k must be at least 1 (servers return nothing for 0)")
     if (prompt is None) == (user is None):
         raise ValueError("give either prompt (completions) or user (chat)")
-    limit = token_budget(config, max_tokens)
+    limit = min(max_tokens, config.max_tokens) if config.max_tokens else max_tokens
     client = _client(config.base_url, config.api_key, float(config.timeout_s))
+    extra: dict[str, Any] = {"stop": stop} if stop else {}
     if prompt is not None:
         response = _call(client.completions.create, config=config, prompt=prompt, max_tokens=limit,
-                         temperature=temperature, logprobs=top_k, stop=stop)
+                         temperature=temperature, logprobs=top_k, **extra)
         choices = getattr(response, "choices", None) or []
         text = choices[0].text if choices else ""
     else:
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         response = _call(client.chat.completions.create, config=config, messages=messages, max_tokens=limit,
-                         temperature=temperature, logprobs=True, top_logprobs=top_k, stop=stop)
+                         temperature=temperature, logprobs=True, top_logprobs=top_k, **extra)
         choices = getattr(response, "choices", None) or []
         text = (choices[0].message.content or "") if choices else ""
     if not choices:

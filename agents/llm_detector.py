@@ -8,10 +8,10 @@ article are dropped and counted.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 
-from agents.llm import LLMConfig, complete_json
+from agents.llm import LLMConfig, complete_json_reply
+from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
 from agents.types import CONFLICT_TYPES, ArticleText, ConflictFinding, DetectionResult, pair_key
 
@@ -33,11 +33,11 @@ VERDICTS_SCHEMA: dict = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "refs": {"type": "array", "items": {"type": "string"}},
+                    "refs": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
                     "explanation": {"type": "string"},
                     "conflict": {"type": "boolean"},
                     "type": {"type": "string", "enum": [*CONFLICT_TYPES, NO_CONFLICT_TYPE]},
-                    "snippets": QUOTES_SCHEMA,
+                    "snippets": {**QUOTES_SCHEMA, "maxItems": 2},  # one quote per article
                 },
                 "required": ["refs", "explanation", "conflict", "type", "snippets"],
                 "additionalProperties": False,
@@ -47,6 +47,12 @@ VERDICTS_SCHEMA: dict = {
     "required": ["pairs"],
     "additionalProperties": False,
 }
+
+
+def verdicts_schema(pairs: int) -> dict:
+    """VERDICTS_SCHEMA for a call judging `pairs` pairs: at most one item each, so a server's grammar ends the list."""
+    return {**VERDICTS_SCHEMA, "properties": {"pairs": {**VERDICTS_SCHEMA["properties"]["pairs"], "maxItems": pairs}}}
+
 
 _SYSTEM_TEMPLATE = """\
 You check a support chatbot's knowledge base for contradictions. You are given the articles that \
@@ -118,10 +124,10 @@ def detect_with_llm(
 
     user = build_user_prompt(articles=[by_ref[ref] for ref in _refs_in_order(articles, requested)],
                              pairs=requested, all_pairs=_is_every_pair(articles, requested), now=now)
-    parsed, tokens = complete_json(config=config, system=SYSTEM_PROMPT, user=user,
-                                   schema=VERDICTS_SCHEMA, schema_name=SCHEMA_NAME,
-                                   max_tokens=reply_budget(len(requested)), reminder=ARTICLES_ARE_DATA)
-    checked = check_answer(answer=parsed, articles=by_ref, requested=requested)
+    reply = complete_json_reply(config=config, system=SYSTEM_PROMPT, user=user,
+                                schema=verdicts_schema(len(requested)), schema_name=SCHEMA_NAME,
+                                max_tokens=reply_budget(len(requested)), reminder=ARTICLES_ARE_DATA)
+    checked = check_answer(answer=reply.parsed, articles=by_ref, requested=requested)
 
     judged: list[tuple[str, str]] = []
     findings: list[ConflictFinding] = []
@@ -135,8 +141,8 @@ def detect_with_llm(
     return DetectionResult(
         findings=findings,
         judged_pairs=judged,
-        llm_calls=1,
-        tokens=tokens,
+        llm_calls=reply.calls,  # 2 when `auto` learnt this endpoint's JSON mode on this call
+        tokens=reply.tokens,
         dropped_invented_refs=checked.dropped_invented_refs,
         dropped_bad_snippets=checked.dropped_bad_snippets,
         model=config.model,
@@ -162,7 +168,7 @@ def build_user_prompt(
         parts.append(f"Today is {now.isoformat()}.")
     parts.append("Articles:")
     for article in articles:
-        attributes = f'ref="{_attribute(article.ref)}" source="{_attribute(article.source)}"'
+        attributes = f'ref="{quote_attribute(article.ref)}" source="{quote_attribute(article.source)}"'
         if article.updated_at is not None:
             attributes += f' updated="{article.updated_at.isoformat()}"'
         body = article.body
@@ -217,10 +223,6 @@ def _is_every_pair(articles: list[ArticleText], pairs: list[tuple[str, str]]) ->
     return len(pairs) == count * (count - 1) // 2
 
 
-def _attribute(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-
-
 def _neutralise(text: str) -> str:
     # An article must not be able to close its own delimiter and speak outside it.
-    return re.sub(r"</?\s*article", lambda match: match.group(0).replace("<", "&lt;"), text, flags=re.IGNORECASE)
+    return neutralise_tag(text, "article")

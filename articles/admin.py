@@ -1,7 +1,18 @@
 from django.contrib import admin, messages
 
 from articles import services
-from articles.models import Article, ArticleAudit, ArticleVersion, DriftItem, IndexSyncJob, KnowledgeBase, Source, SourceSync
+from articles.models import (
+    Article,
+    ArticleAudit,
+    ArticleVersion,
+    AuditEvent,
+    DriftItem,
+    IndexSyncJob,
+    KnowledgeBase,
+    Source,
+    SourceSync,
+)
+from kbreview.admin_mixins import ReadOnlyAdmin
 
 
 @admin.register(KnowledgeBase)
@@ -20,11 +31,13 @@ class ArticleVersionInline(admin.TabularInline):
 
 
 @admin.register(Article)
-class ArticleAdmin(admin.ModelAdmin):
+class ArticleAdmin(ReadOnlyAdmin):
+    """Read-only: an article changes only through a new version (the console's edit, an import), which
+    writes its audit row and re-indexes; the actions below call those services."""
+
     list_display = ("external_ref", "title", "knowledge_base", "source_type", "status", "modified_at")
     list_filter = ("knowledge_base", "source_type", "status")
     search_fields = ("external_ref", "title")
-    readonly_fields = ("current_version", "indexed_version", "status")
     inlines = [ArticleVersionInline]
     actions = ["soft_delete", "restore", "reindex"]
 
@@ -48,26 +61,25 @@ class ArticleAdmin(admin.ModelAdmin):
 
 
 @admin.register(ArticleVersion)
-class ArticleVersionAdmin(admin.ModelAdmin):
+class ArticleVersionAdmin(ReadOnlyAdmin):
     list_display = ("article", "number", "reason", "updated_at", "author", "created_at")
-    readonly_fields = [f.name for f in ArticleVersion._meta.fields]
-
-    def has_add_permission(self, request):
-        return False  # versions are written by services only
 
 
 @admin.register(ArticleAudit)
-class ArticleAuditAdmin(admin.ModelAdmin):
+class ArticleAuditAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "article", "action", "actor")
     list_filter = ("action",)
-    readonly_fields = [f.name for f in ArticleAudit._meta.fields]
 
-    def has_add_permission(self, request):
-        return False
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "knowledge_base", "action", "target_type", "target_repr", "actor")
+    list_filter = ("action", "knowledge_base")
+    search_fields = ("target_repr", "target_id")
 
 
 @admin.register(IndexSyncJob)
-class IndexSyncJobAdmin(admin.ModelAdmin):
+class IndexSyncJobAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "knowledge_base", "full", "status", "done", "total")
 
 

@@ -421,3 +421,40 @@ class DriftItem(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["knowledge_base", "status"])]
+
+
+class AuditAction(models.TextChoices):
+    """Every audited state change outside a conflict's own timeline (ConflictActivity keeps that)."""
+
+    TOKEN_CREATED = "token.created", "API token created"
+    TOKEN_REVOKED = "token.revoked", "API token revoked"
+    TOKEN_REVOKED_USE = "token.revoked_use", "Revoked or expired API token used"
+    RULE_ENABLED = "rule.enabled", "Rule switched on"
+    RULE_DISABLED = "rule.disabled", "Rule switched off"
+    MEMBERSHIP_CREATED = "membership.created", "Member added"
+    MEMBERSHIP_CHANGED = "membership.changed", "Member's role changed"
+    MEMBERSHIP_REMOVED = "membership.removed", "Member removed"
+    TURN_REPLY_REPLACED = "turn.reply_replaced", "Turn reply replaced"
+
+
+class AuditEvent(models.Model):
+    """One audited state change: who, what, on which object, when. Written by the service that makes
+    the change, in its transaction. Lives here (the lowest app with knowledge bases) so every app can
+    write it without importing upwards; objects are named by type and id, not by foreign key."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=40, choices=AuditAction.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    target_type = models.CharField(max_length=60)  # "conflicts.apitoken"
+    target_id = models.CharField(max_length=64)
+    target_repr = models.CharField(max_length=300, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.CheckConstraint(condition=models.Q(action__in=AuditAction.values), name="audit_action_valid")]
+        indexes = [
+            models.Index(fields=["knowledge_base", "-created_at"]),
+            models.Index(fields=["target_type", "target_id"]),
+        ]

@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from articles.chunking import chunk_body
+from kbreview.input_limits import text_problem
 from articles.embeddings import embed_texts
 from articles.ingest import IngestError, ParsedArticle, parse_path
 from articles.models import (
@@ -160,12 +161,33 @@ def article_upsert(
         return article, outcome
 
 
+def _storable_or_raise(item: ParsedArticle) -> None:
+    """Refuse, naming the file, row and field, what the article columns cannot hold."""
+    path = Path(item.location.split(" ")[0])
+    location = item.location.removeprefix(path.name).strip() or None
+    checks = (
+        ("ref", item.ref, Article, False),
+        ("title", item.title, Article, False),
+        ("source_uri", item.source_uri, Article, False),
+        ("body", item.body, ArticleVersion, True),
+    )
+    columns = {"ref": "external_ref"}
+    for field_name, value, model, multiline in checks:
+        reason = text_problem(value, multiline=multiline, required=field_name != "source_uri")
+        max_length = model._meta.get_field(columns.get(field_name, field_name)).max_length
+        if reason is None and max_length is not None and len(value) > max_length:
+            reason = f"is {len(value)} characters long; at most {max_length} fit"
+        if reason:
+            raise IngestError(path, location, f"field {field_name!r} {reason}")
+
+
 def articles_import(
     *, knowledge_base: KnowledgeBase, parsed: list[ParsedArticle], actor=None, reindex: bool = True
 ) -> ImportReport:
     """Import parsed articles all-or-nothing, then bring the index up to date for what changed."""
     seen: dict[str, ParsedArticle] = {}
     for item in parsed:
+        _storable_or_raise(item)
         if item.ref in seen:
             raise IngestError(
                 Path(item.location.split(" ")[0]),

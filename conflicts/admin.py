@@ -2,9 +2,11 @@
 a time, so each status change writes its activity row (never a queryset.update())."""
 from django.contrib import admin, messages
 
+from articles.memberships import membership_remove, membership_set
 from articles.models import Membership
 from conflicts import services
 from conflicts.models import ApiToken, Conflict, ConflictActivity, ConflictOccurrence, DetectionRun, Turn
+from kbreview.admin_mixins import ReadOnlyAdmin
 
 
 def _each(modeladmin, request, queryset, action, verb: str) -> None:
@@ -29,12 +31,11 @@ class ActivityInline(admin.TabularInline):
 
 
 @admin.register(Conflict)
-class ConflictAdmin(admin.ModelAdmin):
+class ConflictAdmin(ReadOnlyAdmin):
     list_display = ("pk", "knowledge_base", "article_low", "article_high", "type", "status", "times_seen", "times_cited", "last_seen")
     list_filter = ("knowledge_base", "status", "type", "recurred_after_review")
     search_fields = ("explanation", "article_low__title", "article_high__title")
     list_select_related = ("knowledge_base", "article_low", "article_high")
-    readonly_fields = [f.name for f in Conflict._meta.fields]
     inlines = [ActivityInline]
     actions = ["dismiss_intentional", "reopen"]
 
@@ -50,47 +51,64 @@ class ConflictAdmin(admin.ModelAdmin):
 
 
 @admin.register(ConflictOccurrence)
-class ConflictOccurrenceAdmin(admin.ModelAdmin):
+class ConflictOccurrenceAdmin(ReadOnlyAdmin):
     list_display = ("pk", "conflict", "turn", "citation", "detector", "created_at")
     list_select_related = ("conflict", "turn")
-    readonly_fields = [f.name for f in ConflictOccurrence._meta.fields]
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ReadOnlyAdmin):
     list_display = ("external_id", "knowledge_base", "source", "created_at", "reply_sent_at")
     list_filter = ("knowledge_base", "source")
     search_fields = ("external_id", "question")
-    readonly_fields = [f.name for f in Turn._meta.fields]
 
 
 @admin.register(DetectionRun)
-class DetectionRunAdmin(admin.ModelAdmin):
+class DetectionRunAdmin(ReadOnlyAdmin):
     list_display = ("pk", "turn", "outcome", "detector", "conflicts_found", "llm_calls", "latency_ms", "created_at")
     list_filter = ("outcome", "detector")
-    readonly_fields = [f.name for f in DetectionRun._meta.fields]
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "knowledge_base", "prefix", "created_at", "last_used_at", "revoked_at")
+class ApiTokenAdmin(ReadOnlyAdmin):
+    """Tokens are created in the console or with manage.py create_api_token (shown once)."""
+
+    list_display = ("name", "knowledge_base", "prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at")
     list_filter = ("knowledge_base",)
-    readonly_fields = ("prefix", "token_hash", "created_by", "created_at", "last_used_at", "revoked_at")
     actions = ["revoke"]
 
-    def has_add_permission(self, request):
-        return False  # tokens are created in the console or with manage.py create_api_token (shown once)
+    def get_readonly_fields(self, request, obj=None):
+        return [name for name in super().get_readonly_fields(request, obj) if name != "token_hash"]
+
+    def get_exclude(self, request, obj=None):
+        return ("token_hash",)
 
     @admin.action(description="Revoke")
     def revoke(self, request, queryset):
         for token in queryset:
-            services.api_token_revoke(token=token)
+            services.api_token_revoke(token=token, actor=request.user)
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
 
 
 if not admin.site.is_registered(Membership):
     @admin.register(Membership)
     class MembershipAdmin(admin.ModelAdmin):
+        """Adding, changing and removing members go through the membership services, which audit them."""
+
         list_display = ("user", "knowledge_base", "role", "created_at")
         list_filter = ("knowledge_base", "role")
         search_fields = ("user__username",)
+
+        def get_readonly_fields(self, request, obj=None):
+            return ("user", "knowledge_base") if obj is not None else ()
+
+        def save_model(self, request, obj, form, change):
+            saved = membership_set(user=obj.user, knowledge_base=obj.knowledge_base, role=obj.role, actor=request.user)
+            obj.pk = saved.pk
+
+        def delete_model(self, request, obj):
+            membership_remove(membership=obj, actor=request.user)
+
+        def delete_queryset(self, request, queryset):
+            for membership in queryset:
+                membership_remove(membership=membership, actor=request.user)

@@ -1,46 +1,161 @@
 """The JSON API for chatbots (django-ninja; OpenAPI at /api/v1/openapi.json).
 
-A token acts for one knowledge base; every ref and id resolves inside it.
+A token acts for one knowledge base; every ref and id resolves inside it. Every value the database
+cannot hold is refused here with a 422 naming the client's field (kbreview.input_limits).
 """
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+import time
+from typing import Annotated, Any, Literal
 
 from django.db import InterfaceError, OperationalError
+from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404
 from ninja import Field, NinjaAPI, Query, Schema
+from ninja.errors import AuthenticationError, AuthorizationError, Throttled, ValidationError
 from ninja.security import HttpBearer
+from ninja.throttling import BaseThrottle
+from pydantic import AfterValidator
 
 from conflicts import selectors, services
-from conflicts.models import STATUS_ALIASES, AnswerMode, ConflictStatus, DetectionOutcome, Turn
+from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, ConflictStatus, DetectionOutcome, TokenScope, Turn
 from conflicts.services.turns import RetrievedRef
 from kbreview.middleware import database_unavailable_response
+from kbreview.input_limits import (
+    PG_INTEGER_MAX,
+    URL_SAFE_ID_PATTERN,
+    text_problem,
+    timestamp_problem,
+    url_id_problem,
+)
 
 
 class TokenAuth(HttpBearer):
+    """A live token of this knowledge base holding `scope` (else 403 naming it)."""
+
+    def __init__(self, scope: str):
+        self.scope = str(scope.value if hasattr(scope, "value") else scope)
+        super().__init__()
+
     def authenticate(self, request, token):
         api_token = services.api_token_authenticate(secret=token)
         if api_token is None:
             return None
+        if self.scope not in api_token.scopes:
+            raise AuthorizationError(message=f"this token lacks the scope {self.scope!r}")
         request.knowledge_base = api_token.knowledge_base
         return api_token
 
 
-api = NinjaAPI(title="kbreview API", version="1", auth=TokenAuth(), urls_namespace="api")
+def client_field(loc: tuple) -> str:
+    """("retrieved", 2, "ref") -> "retrieved[2].ref": the field as the client wrote it."""
+    name = ""
+    for part in loc:
+        if isinstance(part, int):
+            name += f"[{part}]"
+        else:
+            name += f".{part}" if name else str(part)
+    return name
+
+
+class TokenRateLimit(BaseThrottle):
+    """At most API_RATE_LIMIT requests per API_RATE_WINDOW_S seconds per token (fixed windows, counted in
+    Django's cache: Redis when REDIS_URL is set, so every web process shares the count). Over it: 429
+    with Retry-After, the seconds until the window ends. Stateless, so one instance serves every thread."""
+
+    def allow_request(self, request) -> bool:
+        limit, window = settings.API_RATE_LIMIT, settings.API_RATE_WINDOW_S
+        if not limit or getattr(request, "auth", None) is None:
+            return True
+        key = f"api-rate:{request.auth.pk}:{int(time.time() // window)}"
+        cache.add(key, 0, timeout=window + 1)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr: a new window
+            cache.add(key, 1, timeout=window + 1)
+            count = 1
+        return count <= limit
+
+    def wait(self) -> float:
+        window = settings.API_RATE_WINDOW_S
+        return window - (time.time() % window)
+
+
+class KbreviewApi(NinjaAPI):
+    def validation_error_from_error_contexts(self, error_contexts):
+        """Locations name the client's fields (["body", "retrieved", 2, "ref"], field "retrieved[2].ref"),
+        not this code's parameter names (["body", "payload", ...])."""
+        errors = []
+        for context in error_contexts:
+            model = context.model
+            source = model.__ninja_param_source__
+            for error in context.pydantic_validation_error.errors(include_url=False, include_input=False):
+                loc = tuple(model.__ninja_flatten_map_reverse__.get(error["loc"], error["loc"]))
+                if source == "body" and len(model.model_fields) == 1 and loc and loc[0] in model.model_fields:
+                    loc = loc[1:]
+                errors.append(_error(source, loc, error["msg"].removeprefix("Value error, "), error["type"]))
+        return ValidationError(errors)
+
+
+def _error(source: str, loc: tuple, msg: str, kind: str = "value_error") -> dict[str, Any]:
+    return {"loc": [source, *loc], "field": client_field(loc), "msg": msg, "type": kind}
+
+
+class FieldProblem(Exception):
+    """A value that passed the schema but cannot be accepted (e.g. a duplicate ref): 422 naming it."""
+
+    def __init__(self, source: str, loc: tuple, msg: str):
+        self.error = _error(source, loc, msg)
+        super().__init__(msg)
+
+
+api = KbreviewApi(title="kbreview API", version="1", throttle=[TokenRateLimit()], urls_namespace="api")
+TURNS = TokenAuth(TokenScope.TURNS_WRITE)
+
+EXTERNAL_ID_MAX = Turn._meta.get_field("external_id").max_length
+REF_MAX = ArticleUsage._meta.get_field("article").related_model._meta.get_field("external_ref").max_length
+
+
+def _checked(problem) -> AfterValidator:
+    def check(value):
+        if value is not None:
+            reason = problem(value)
+            if reason:
+                raise ValueError(reason)
+        return value
+
+    return AfterValidator(check)
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    # A time without an offset is taken as UTC, the API's documented zone.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+OneLineText = Annotated[str, _checked(text_problem)]
+MultilineText = Annotated[str, _checked(lambda v: text_problem(v, multiline=True))]
+ExternalId = Annotated[
+    str,
+    Field(min_length=1, max_length=EXTERNAL_ID_MAX, pattern=URL_SAFE_ID_PATTERN),
+]
+Timestamp = Annotated[dt.datetime, _checked(timestamp_problem), AfterValidator(_aware)]
 
 
 class RetrievedIn(Schema):
-    ref: str = Field(min_length=1, max_length=200)
-    rank: int = Field(ge=1)
+    ref: Annotated[OneLineText, Field(min_length=1, max_length=REF_MAX)]
+    rank: int = Field(ge=1, le=PG_INTEGER_MAX)
 
 
 class TurnIn(Schema):
-    external_id: str = Field(min_length=1, max_length=200)
-    question: str = Field(min_length=1, max_length=10_000)
+    external_id: ExternalId
+    question: Annotated[MultilineText, Field(min_length=1, max_length=10_000)]
     retrieved: list[RetrievedIn] = Field(default_factory=list, max_length=200)
-    reply: str | None = Field(default=None, max_length=100_000)
-    sent_at: dt.datetime | None = None
+    reply: Annotated[MultilineText, Field(max_length=100_000)] | None = None
+    sent_at: Timestamp | None = None
 
 
 class TurnAccepted(Schema):
@@ -49,8 +164,11 @@ class TurnAccepted(Schema):
 
 
 class ReplyIn(Schema):
-    reply: str = Field(min_length=1, max_length=100_000)
-    sent_at: dt.datetime | None = None
+    reply: Annotated[MultilineText, Field(min_length=1, max_length=100_000)]
+    sent_at: Timestamp | None = None
+    replaces: bool = Field(
+        default=False, description="true: this reply replaces a different one recorded earlier (audited)"
+    )
 
 
 class ReplyOut(Schema):
@@ -89,9 +207,9 @@ class TurnOut(Schema):
 
 
 class AnswerIn(Schema):
-    question: str = Field(min_length=1, max_length=10_000)
+    question: Annotated[MultilineText, Field(min_length=1, max_length=10_000)]
     mode: AnswerMode | None = Field(default=None, description="default: the knowledge base's answer mode")
-    external_id: str | None = Field(default=None, min_length=1, max_length=200)
+    external_id: ExternalId | None = None
 
 
 class AnswerArticle(Schema):
@@ -111,7 +229,28 @@ class AnswerOut(Schema):
 
 
 class ErrorOut(Schema):
-    detail: str | list
+    detail: str
+
+
+class FieldErrorOut(Schema):
+    loc: list[str | int] = Field(description='where: ["body" | "path" | "query", field, index, ...]')
+    field: str = Field(description='the field as the request names it, e.g. "retrieved[2].ref"')
+    msg: str
+    type: str
+    refs: list[str] | None = None
+
+
+class ValidationErrorOut(Schema):
+    detail: list[FieldErrorOut]
+
+
+class MismatchOut(Schema):
+    detail: str
+    fields: list[str] = Field(description="what differs from the turn recorded under this external_id")
+
+
+# Answers every operation can give besides its own (auth, limits, unreadable bodies, rate limits).
+COMMON_ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ValidationErrorOut, 429: ErrorOut}
 
 
 def _conflict_out(conflict) -> dict:
@@ -130,6 +269,9 @@ def _conflict_out(conflict) -> dict:
 
 
 def _turn(request, external_id: str) -> Turn:
+    reason = text_problem(external_id) or url_id_problem(external_id)
+    if reason:
+        raise FieldProblem("path", ("external_id",), reason)
     try:
         return selectors.turn_get(knowledge_base=request.knowledge_base, external_id=external_id)
     except Turn.DoesNotExist:
@@ -139,17 +281,59 @@ def _turn(request, external_id: str) -> Turn:
 # Ninja would answer these itself (a traceback under DEBUG); the project's 503 answer applies here too.
 api.add_exception_handler(OperationalError, database_unavailable_response)
 api.add_exception_handler(InterfaceError, database_unavailable_response)
+def _refuse_duplicate_refs(retrieved: list[RetrievedIn]) -> None:
+    first_at: dict[str, int] = {}
+    for index, item in enumerate(retrieved):
+        earlier = first_at.setdefault(item.ref, index)
+        if earlier != index:
+            raise FieldProblem(
+                "body", ("retrieved", index, "ref"), f"duplicate ref {item.ref!r} (also retrieved[{earlier}].ref)"
+            )
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request, exc: AuthenticationError):
+    response = api.create_response(request, {"detail": "a valid API token is required (Authorization: Bearer <token>)"}, status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="kbreview"'
+    return response
+
+
+@api.exception_handler(Throttled)
+def _throttled(request, exc: Throttled):
+    return api.create_response(
+        request, {"detail": f"rate limit of {settings.API_RATE_LIMIT} requests per {settings.API_RATE_WINDOW_S} s reached"}, status=429
+    )
+
+
+@api.exception_handler(FieldProblem)
+def _field_problem(request, exc: FieldProblem):
+    return api.create_response(request, {"detail": [exc.error]}, status=422)
 
 
 @api.exception_handler(services.UnknownArticleRefs)
 def _unknown_refs(request, exc: services.UnknownArticleRefs):
-    detail = [{"loc": ["body", "retrieved"], "msg": f"unknown article refs: {', '.join(exc.refs)}", "refs": exc.refs}]
+    detail = [
+        {**_error("body", ("retrieved",), f"unknown article refs: {', '.join(exc.refs)}"), "refs": exc.refs}
+    ]
     return api.create_response(request, {"detail": detail}, status=422)
 
 
-@api.post("/turns", response={200: TurnAccepted, 202: TurnAccepted, 422: ErrorOut})
+@api.exception_handler(services.TurnMismatch)
+def _turn_mismatch(request, exc: services.TurnMismatch):
+    return api.create_response(request, {"detail": str(exc), "fields": exc.fields}, status=409)
+
+
+@api.exception_handler(services.ReplyAlreadyRecorded)
+def _reply_recorded(request, exc: services.ReplyAlreadyRecorded):
+    return api.create_response(request, {"detail": str(exc), "fields": ["reply"]}, status=409)
+
+
+@api.post("/turns", auth=TURNS, response={200: TurnAccepted, 202: TurnAccepted, 409: MismatchOut, **COMMON_ERRORS})
 def turn_create(request, payload: TurnIn):
-    """Report a turn at retrieval time (detection starts beside your answer generation), or afterwards with its reply."""
+    """Report a turn at retrieval time (detection starts beside your answer generation), or afterwards with its reply.
+
+    The same external_id with the same body again is 200 and changes nothing; with a different body, 409 naming what differs."""
+    _refuse_duplicate_refs(payload.retrieved)
     turn, created = services.turn_report(
         knowledge_base=request.knowledge_base,
         external_id=payload.external_id,
@@ -162,15 +346,19 @@ def turn_create(request, payload: TurnIn):
     return (202 if created else 200), {"turn_id": turn.pk, "detection": detection}
 
 
-@api.post("/turns/{external_id}/reply", response={200: ReplyOut, 404: ErrorOut})
+@api.post("/turns/{external_id}/reply", auth=TURNS, response={200: ReplyOut, 404: ErrorOut, 409: MismatchOut, **COMMON_ERRORS})
 def turn_reply(request, external_id: str, payload: ReplyIn):
-    """Record the reply that was sent and the articles it cites ([[ref]] tags)."""
-    turn = services.turn_reply_record(turn=_turn(request, external_id), reply=payload.reply, sent_at=payload.sent_at)
+    """Record the reply that was sent and the articles it cites ([[ref]] tags).
+
+    The same reply again changes nothing; a different one is 409 unless `replaces` is true."""
+    turn = services.turn_reply_record(
+        turn=_turn(request, external_id), reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces
+    )
     cited = sorted(turn.usages.filter(cited=True).values_list("article__external_ref", flat=True))
     return 200, {"turn_id": turn.pk, "cited": cited}
 
 
-@api.get("/turns/{external_id}", response={200: TurnOut, 404: ErrorOut})
+@api.get("/turns/{external_id}", auth=TURNS, response={200: TurnOut, 404: ErrorOut, **COMMON_ERRORS})
 def turn_detail(request, external_id: str):
     """The detection outcome and the conflicts found for one turn."""
     turn = _turn(request, external_id)
@@ -193,9 +381,15 @@ def turn_detail(request, external_id: str):
     }
 
 
-@api.post("/answer", response={200: AnswerOut})
+@api.post("/answer", auth=TokenAuth(TokenScope.ANSWER), response={200: AnswerOut, 409: MismatchOut, **COMMON_ERRORS})
 def answer(request, payload: AnswerIn):
-    """The built-in answer path: hybrid search, rerank, answer with citations; detection runs beside it."""
+    """The built-in answer path: hybrid search, rerank, answer with citations; detection runs beside it.
+
+    An external_id already used by another turn is 409 (its recorded reply would not be this one)."""
+    if payload.external_id is not None and Turn.objects.filter(
+        knowledge_base=request.knowledge_base, external_id=payload.external_id
+    ).exists():
+        raise services.TurnMismatch(payload.external_id, ["external_id"])
     result = services.answer_question(
         knowledge_base=request.knowledge_base, question=payload.question, external_id=payload.external_id, mode=payload.mode
     )
@@ -211,12 +405,12 @@ def answer(request, payload: AnswerIn):
     }
 
 
-@api.get("/conflicts", response={200: list[ConflictOut]})
+@api.get("/conflicts", auth=TokenAuth(TokenScope.CONFLICTS_READ), response={200: list[ConflictOut], **COMMON_ERRORS})
 def conflict_list(
     request,
     status: Literal["open", "processed", "resolved", "dismissed"] | None = None,
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=PG_INTEGER_MAX),
 ):
     """Conflicts of this knowledge base, most impactful first. `resolved` (the console's word) = `processed`."""
     status = STATUS_ALIASES.get(status, status)

@@ -1,12 +1,25 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
+
+
+def _rule_base_for_new_knowledge_base(sender, instance, created, **kwargs):
+    if created:
+        from conflicts.services.suggestions import rule_base_ensure
+
+        rule_base_ensure(knowledge_base=instance)
 
 
 class ConflictsConfig(AppConfig):
     name = "conflicts"
 
-    def ready(self) -> None:
+    def ready(self):
         from celery.signals import worker_process_init
 
+        # articles cannot call up into conflicts, so the rule rows of a new knowledge base are made here,
+        # when it is created, instead of by the first (GET) view of the rules page.
+        post_save.connect(
+            _rule_base_for_new_knowledge_base, sender="articles.KnowledgeBase", dispatch_uid="conflicts-rule-base"
+        )
         worker_process_init.connect(_warm_claim_detector, weak=False)
 
 

@@ -6,6 +6,7 @@ an edit does not make a reviewed pair new again. Occurrences tie it to the repli
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -295,6 +296,18 @@ class ConflictActivity(models.Model):
         indexes = [models.Index(fields=["conflict", "-created_at"])]
 
 
+class TokenScope(models.TextChoices):
+    """What an API token may do; each endpoint needs one."""
+
+    TURNS_WRITE = "turns:write", "Report turns and replies, read their outcome"
+    ANSWER = "answer", "Ask the built-in answer path"
+    CONFLICTS_READ = "conflicts:read", "List conflicts"
+
+
+def all_token_scopes() -> list[str]:
+    return list(TokenScope.values)
+
+
 class ApiToken(models.Model):
     """A chatbot's credential for one knowledge base. Only a SHA-256 of the secret is stored."""
 
@@ -306,9 +319,19 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scopes = ArrayField(models.CharField(max_length=20, choices=TokenScope.choices), default=all_token_scopes)
+    expires_at = models.DateTimeField(null=True, blank=True)  # null: until revoked
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(scopes__contained_by=TokenScope.values), name="api_token_scopes_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
 
 
 class RuleStatus(models.TextChoices):

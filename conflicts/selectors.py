@@ -504,6 +504,7 @@ def conflicts_brought_back(
     """
     from agents.detection import run_detection
     from agents.types import ArticleText
+    from conflicts.services.detection import claim_vectors  # the claim detector exactly as detection runs it
 
     reviewed = (
         Conflict.objects.filter(knowledge_base=knowledge_base, status__in=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED))
@@ -533,7 +534,7 @@ def conflicts_brought_back(
             ArticleText(ref="other", title=other.current_version.title, body=other.current_version.body,
                         updated_at=other.current_version.updated_at, source=other.source_type),
         ]
-        outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate())
+        outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate(), claim_vectors=claim_vectors())
         coming_back.append(ComingBack(conflict=conflict, confirmed=bool(outcome.findings)))
     return coming_back
 

@@ -1,11 +1,14 @@
-"""Refuse oversize API bodies up front with a JSON 413 (instead of Django's generic 400), and answer
-503 when the database is unreachable."""
+"""Edge checks: oversize API bodies get a JSON 413 (instead of Django's generic 400); console query
+strings the database cannot hold get a 400; a request that loses the database gets a 503."""
 from __future__ import annotations
 
 import logging
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.cache import patch_cache_control
+
+from kbreview.input_limits import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,10 @@ def database_unavailable_response(request, exception) -> HttpResponse:
 class DatabaseUnavailableMiddleware:
     """A request that loses the database answers 503 with Retry-After and the cause, never a 500 with a
     traceback. Its transaction was rolled back by PostgreSQL, so nothing is half-written."""
+class RefuseUnstorableQueryMiddleware:
+    """Console query strings and form fields holding NUL or other control characters get a 400 naming
+    the parameter, instead of reaching a database query that cannot carry them (a 500). The API checks
+    its own input and answers 422."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -60,3 +67,31 @@ class DatabaseUnavailableMiddleware:
         if isinstance(exception, (OperationalError, InterfaceError)):
             return database_unavailable_response(request, exception)
         return None
+        if not request.path.startswith("/api/"):
+            sources = [("Query parameter", request.GET)]
+            if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+                sources.append(("Form field", request.POST))
+            for label, data in sources:
+                for name, values in data.lists():
+                    for value in (name, *values):
+                        # Tabs and line breaks are text; NUL and other controls are not.
+                        reason = text_problem(value, multiline=True, required=False)
+                        if reason:
+                            return HttpResponseBadRequest(
+                                f"{label} {name[:50]!r} {reason}.", content_type="text/plain; charset=utf-8"
+                            )
+        return self.get_response(request)
+
+
+class NoStoreWhenSignedInMiddleware:
+    """Pages shown to a signed-in user hold a knowledge base's data: no shared or back-button caches."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not response.has_header("Cache-Control"):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

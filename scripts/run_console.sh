@@ -12,5 +12,5 @@ $PY manage.py demo_users
 # The demo questions through the answer path once, checked as they go (inline), so the queue opens on
 # real conflicts; their suggestions wait in the queue for the worker started below.
 DETECTION_DISPATCH=inline $PY manage.py replay_demo --if-new
-echo "Console: http://127.0.0.1:${WEB_PORT:-8000}  (demo users above; Django admin at /admin/). Ctrl-C stops web, worker and beat."
+echo "Console: http://127.0.0.1:${WEB_PORT:-8000}  (demo users above; the Django admin at /admin/ is for a superuser: manage.py createsuperuser). Ctrl-C stops web, worker and beat."
 exec .venv/bin/honcho -f Procfile start

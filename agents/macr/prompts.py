@@ -11,10 +11,10 @@ explanation or reasoning comes before the verdict it justifies.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA
 from agents.types import ArticleText
 
@@ -48,21 +48,14 @@ class SubjectHint:
         return " ".join(parts)
 
 
-_TAG = re.compile(r"<\s*/?\s*source\b", re.IGNORECASE)
-
-
 def _neutralise(text: str) -> str:
-    return _TAG.sub(lambda match: match.group(0).replace("<", "‹"), text)
-
-
-def _attribute(value: str) -> str:
-    return value.replace('"', "'").replace("<", "‹").replace(">", "›")
+    return neutralise_tag(text, "source", replacement="‹")
 
 
 def quote_source(source: ArticleText) -> str:
-    attributes = f'ref="{_attribute(source.ref)}"'
+    attributes = f'ref="{quote_attribute(source.ref)}"'
     if source.source:
-        attributes += f' kind="{_attribute(source.source)}"'
+        attributes += f' kind="{quote_attribute(source.source)}"'
     if source.updated_at is not None:
         attributes += f' updated="{source.updated_at.isoformat()}"'
     body = source.body if len(source.body) <= MAX_SOURCE_CHARS else source.body[:MAX_SOURCE_CHARS] + " [...truncated]"

@@ -77,3 +77,5 @@ def _parse_file(path: Path) -> list[ParsedArticle]:
         return parser(path)
     except OSError as exc:
         raise IngestError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise IngestError(path, None, "nested too deeply to read (e.g. JSON arrays inside arrays)") from None

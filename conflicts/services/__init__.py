@@ -15,12 +15,20 @@ from conflicts.services.review import (
     conflicts_bulk,
 )
 from conflicts.services.tokens import api_token_authenticate, api_token_create, api_token_revoke
-from conflicts.services.turns import UnknownArticleRefs, turn_reply_record, turn_report
+from conflicts.services.turns import (
+    ReplyAlreadyRecorded,
+    TurnMismatch,
+    UnknownArticleRefs,
+    turn_reply_record,
+    turn_report,
+)
 
 __all__ = [
     "AnswerResponse",
     "ArticleFix",
     "ConflictStateError",
+    "ReplyAlreadyRecorded",
+    "TurnMismatch",
     "UnknownArticleRefs",
     "answer_question",
     "api_token_authenticate",

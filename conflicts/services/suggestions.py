@@ -21,8 +21,9 @@ from agents.macr.reasoner import suggest
 from agents.macr.reasoning import FeedbackCase
 from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText, Suggestion
+from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
-from articles.models import Article, ArticleVersion, KnowledgeBase
+from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import search
 from conflicts import jobs
 from conflicts.models import (
@@ -435,9 +436,15 @@ def _induction_finish(run: InductionRun, *, status: str, reason: str = "") -> In
     return run
 
 
-def rule_set_enabled(*, rule: ResolutionRule, enabled: bool) -> ResolutionRule:
-    rule.enabled = enabled
-    rule.save(update_fields=["enabled", "updated_at"])
+def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> ResolutionRule:
+    with transaction.atomic():
+        if rule.enabled != enabled:
+            rule.enabled = enabled
+            rule.save(update_fields=["enabled", "updated_at"])
+            audit_event_record(
+                action=AuditAction.RULE_ENABLED if enabled else AuditAction.RULE_DISABLED,
+                target=rule, knowledge_base=rule.knowledge_base, actor=actor, rule_id=rule.rule_id,
+            )
     return rule
 
 

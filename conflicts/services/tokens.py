@@ -1,43 +1,91 @@
-"""API tokens: the secret is shown once; only its SHA-256 is stored."""
+"""API tokens: the secret is shown once; only its SHA-256 is stored. Creating and revoking a token, and
+every use of a revoked or expired one, are audited."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import secrets
 
+from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
-from articles.models import KnowledgeBase
-from conflicts.models import ApiToken
+from articles.audit import audit_event_record
+from articles.models import AuditAction, KnowledgeBase
+from conflicts.models import ApiToken, TokenScope
 
 TOKEN_PREFIX = "kbr_"
+# A refused token hammering the API writes one audit row per this many seconds, not one per request.
+REFUSED_USE_AUDIT_EVERY_S = 60
+
+
+class TokenInputError(ValueError):
+    """Scopes or expiry a token cannot have; nothing was written."""
 
 
 def _hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def api_token_create(*, knowledge_base: KnowledgeBase, name: str, actor=None) -> tuple[ApiToken, str]:
-    """Returns the token row and the secret, which is never stored and cannot be shown again."""
+def api_token_create(
+    *,
+    knowledge_base: KnowledgeBase,
+    name: str,
+    actor=None,
+    scopes: list[str] | None = None,
+    expires_at: dt.datetime | None = None,
+) -> tuple[ApiToken, str]:
+    """Returns the token row and the secret, which is never stored and cannot be shown again.
+    `scopes` defaults to all of them; `expires_at` None means until revoked."""
+    scopes = list(TokenScope.values) if scopes is None else sorted(set(scopes))
+    unknown = sorted(set(scopes) - set(TokenScope.values))
+    if unknown or not scopes:
+        problem = f"unknown scope(s) {', '.join(unknown)}" if unknown else "a token needs at least one scope"
+        raise TokenInputError(f"{problem} (choose from {', '.join(TokenScope.values)})")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise TokenInputError("the expiry must be in the future")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        knowledge_base=knowledge_base, name=name, prefix=secret[:12], token_hash=_hash(secret), created_by=actor
-    )
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            knowledge_base=knowledge_base,
+            name=name,
+            prefix=secret[:12],
+            token_hash=_hash(secret),
+            created_by=actor if getattr(actor, "is_authenticated", False) else None,
+            scopes=scopes,
+            expires_at=expires_at,
+        )
+        audit_event_record(
+            action=AuditAction.TOKEN_CREATED, target=token, knowledge_base=knowledge_base, actor=actor,
+            scopes=scopes, expires_at=expires_at.isoformat() if expires_at else None,
+        )
     return token, secret
 
 
 def api_token_authenticate(*, secret: str) -> ApiToken | None:
-    token = (
-        ApiToken.objects.select_related("knowledge_base")
-        .filter(token_hash=_hash(secret), revoked_at__isnull=True)
-        .first()
-    )
-    if token is not None:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    """The live token for `secret`, its last use stamped; None for unknown, revoked or expired ones
+    (the latter two audited)."""
+    token = ApiToken.objects.select_related("knowledge_base").filter(token_hash=_hash(secret)).first()
+    if token is None:
+        return None
+    now = timezone.now()
+    refused = "revoked" if token.revoked_at is not None else "expired" if token.expires_at and token.expires_at <= now else ""
+    if refused:
+        if cache.add(f"api-token-refused-audit:{token.pk}", 1, timeout=REFUSED_USE_AUDIT_EVERY_S):
+            audit_event_record(
+                action=AuditAction.TOKEN_REVOKED_USE, target=token, knowledge_base=token.knowledge_base, reason=refused
+            )
+        return None
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
 
 
-def api_token_revoke(*, token: ApiToken) -> ApiToken:
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+def api_token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
+    with transaction.atomic():
+        locked = ApiToken.objects.select_for_update().get(pk=token.pk)
+        if locked.revoked_at is None:
+            locked.revoked_at = timezone.now()
+            locked.save(update_fields=["revoked_at"])
+            audit_event_record(action=AuditAction.TOKEN_REVOKED, target=locked, knowledge_base=locked.knowledge_base, actor=actor)
+    token.revoked_at = locked.revoked_at
     return token

@@ -10,7 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents.citations import cited_refs
-from articles.models import Article, ArticleStatus, KnowledgeBase
+from articles.audit import audit_event_record
+from articles.models import Article, ArticleStatus, AuditAction, KnowledgeBase
 from conflicts import jobs
 from conflicts.models import (
     ArticleUsage,
@@ -28,6 +29,28 @@ class UnknownArticleRefs(ValueError):
     def __init__(self, refs: list[str]):
         self.refs = refs
         super().__init__(f"unknown article refs: {', '.join(refs)}")
+
+
+class TurnMismatch(ValueError):
+    """A turn with this external id exists and the new report differs from it (fields named)."""
+
+    def __init__(self, external_id: str, fields: list[str]):
+        self.external_id = external_id
+        self.fields = fields
+        super().__init__(
+            f"turn {external_id!r} was already reported with a different {', '.join(fields)}; "
+            "use a new external_id for a new turn"
+        )
+
+
+class ReplyAlreadyRecorded(ValueError):
+    """The turn already has a different reply; the caller must say it replaces it."""
+
+    def __init__(self, external_id: str):
+        self.external_id = external_id
+        super().__init__(
+            f"turn {external_id!r} already has a different reply; send \"replaces\": true to replace it"
+        )
 
 
 @dataclass(frozen=True)
@@ -61,11 +84,14 @@ def turn_report(
 ) -> tuple[Turn, bool]:
     """Record a turn once per external id; starts detection after commit. Returns (turn, created).
 
-    A repeated report with the same external id changes nothing (the chatbot may retry).
+    A repeated report with the same external id and the same body changes nothing (the chatbot may
+    retry); one that differs raises TurnMismatch naming what differs.
     """
     existing = Turn.objects.filter(knowledge_base=knowledge_base, external_id=external_id).first()
     if existing is not None:
-        return existing, False
+        return _same_turn_or_raise(
+            turn=existing, question=question, retrieved=retrieved, reply=reply, sent_at=sent_at
+        ), False
     ordered = sorted(retrieved, key=lambda r: r.rank)
     articles = _articles_for(knowledge_base=knowledge_base, refs=[r.ref for r in ordered])
     try:
@@ -94,8 +120,31 @@ def turn_report(
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
     except IntegrityError:
         # Another request recorded the same external id first: that one stands.
-        return Turn.objects.get(knowledge_base=knowledge_base, external_id=external_id), False
+        existing = Turn.objects.get(knowledge_base=knowledge_base, external_id=external_id)
+        return _same_turn_or_raise(
+            turn=existing, question=question, retrieved=retrieved, reply=reply, sent_at=sent_at
+        ), False
     return turn, True
+
+
+def _same_turn_or_raise(
+    *, turn: Turn, question: str, retrieved: list[RetrievedRef], reply: str | None, sent_at: dt.datetime | None
+) -> Turn:
+    differs = []
+    if turn.question != question:
+        differs.append("question")
+    stored = set(
+        ArticleUsage.objects.filter(turn=turn, rank__isnull=False).values_list("article__external_ref", "rank")
+    )
+    if stored != {(r.ref, r.rank) for r in retrieved}:
+        differs.append("retrieved")
+    if reply is not None and turn.reply != reply:
+        differs.append("reply")
+    if reply is not None and sent_at is not None and turn.reply_sent_at != sent_at:
+        differs.append("sent_at")
+    if differs:
+        raise TurnMismatch(turn.external_id, differs)
+    return turn
 
 
 def _skip_reason(live_articles: int) -> str:
@@ -147,10 +196,36 @@ def occurrence_mark_cited(*, turn: Turn) -> None:
         Conflict.objects.filter(pk__in=newly_cited).update(times_cited=F("times_cited") + 1)
 
 
-def turn_reply_record(*, turn: Turn, reply: str, sent_at: dt.datetime | None = None) -> Turn:
-    """Record the reply actually sent. The first reply recorded stands; repeats change nothing."""
+def _citations_forget(*, turn: Turn) -> None:
+    """Undo what a reply's citations recorded, so a replacing reply is counted afresh."""
+    cited = ConflictOccurrence.objects.filter(turn=turn).exclude(citation=Citation.NEITHER)
+    cited_conflicts = list(cited.values_list("conflict_id", flat=True))
+    cited.update(citation=Citation.NEITHER)
+    Conflict.objects.filter(pk__in=cited_conflicts).update(times_cited=F("times_cited") - 1)
+    ArticleUsage.objects.filter(turn=turn, rank__isnull=True).delete()
+    ArticleUsage.objects.filter(turn=turn, cited=True).update(cited=False)
+
+
+def turn_reply_record(
+    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None
+) -> Turn:
+    """Record the reply actually sent. Repeating the same reply changes nothing; a different one raises
+    ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change."""
     with transaction.atomic():
         locked = Turn.objects.select_for_update().get(pk=turn.pk)
         if locked.reply_sent_at is None:
             _reply_write(turn=locked, reply=reply, sent_at=sent_at)
+        elif locked.reply != reply:
+            if not replaces:
+                raise ReplyAlreadyRecorded(locked.external_id)
+            previous = locked.reply
+            _citations_forget(turn=locked)
+            _reply_write(turn=locked, reply=reply, sent_at=sent_at)
+            audit_event_record(
+                action=AuditAction.TURN_REPLY_REPLACED,
+                target=locked,
+                knowledge_base=locked.knowledge_base,
+                actor=actor,
+                previous_reply=previous[:2000],
+            )
     return locked

@@ -91,7 +91,7 @@ def ops_token_create(request):
 @require_POST
 def ops_token_revoke(request, pk: int):
     token = get_in_kb_or_404(ApiToken.objects.all(), knowledge_base=request.kb, pk=pk)
-    api_token_revoke(token=token)
+    api_token_revoke(token=token, actor=request.user)
     if not request.htmx:
         messages.success(request, f"Token {token.name} revoked.")
         return redirect(reverse("ops_home"))

@@ -10,13 +10,13 @@ from articles.models import Role
 from conflicts import selectors
 from conflicts.models import ResolutionRule
 from conflicts.permissions import allows, kb_view
-from conflicts.services.suggestions import rule_base_ensure, rule_induction_enqueue, rule_set_enabled
+from conflicts.services.suggestions import rule_induction_enqueue, rule_set_enabled
 from conflicts.views.common import get_in_kb_or_404, render_page
 
 
 @kb_view()
 def rule_list(request):
-    rule_base_ensure(knowledge_base=request.kb)
+    # A GET writes nothing: a knowledge base gets its rule rows when it is created (conflicts.apps).
     context = {
         "rules": selectors.rule_list(knowledge_base=request.kb),
         "runs": selectors.induction_runs(knowledge_base=request.kb),
@@ -30,7 +30,7 @@ def rule_list(request):
 @require_POST
 def rule_toggle(request, pk: int):
     rule = get_in_kb_or_404(ResolutionRule.objects.all(), knowledge_base=request.kb, pk=pk)
-    rule_set_enabled(rule=rule, enabled=request.POST.get("enabled") == "1")
+    rule_set_enabled(rule=rule, enabled=request.POST.get("enabled") == "1", actor=request.user)
     return rule_list(request)
 
 

@@ -15,6 +15,10 @@ document.addEventListener("change", (event) => {
   const form = event.target.closest("form");
   form.querySelectorAll('input[name="ids"]').forEach((box) => { box.checked = event.target.checked; });
 });
+document.addEventListener("change", (event) => {
+  // Selects that act at once (the knowledge-base switch); a handler here, not inline, for the CSP.
+  if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
+});
 
 // Plain (non-HTMX) forms: disable their buttons once submitted, so a slow answer is not sent twice.
 document.addEventListener("submit", (event) => {

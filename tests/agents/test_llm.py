@@ -11,9 +11,11 @@ from django.core.exceptions import ImproperlyConfigured
 from agents.configuration import llm_config_for
 from agents.llm import (
     DEFAULT_MAX_TOKENS,
+    MIN_STRING_CHARS,
     JSON_STOP,
     LLMConfig,
     LLMError,
+    bounded_schema,
     complete_json,
     complete_json_reply,
     generate_with_top_logprobs,
@@ -112,8 +114,9 @@ def test_json_object_mode_sends_the_schema_in_response_format_and_in_the_user_me
                               user="Is it?", schema=SCHEMA, schema_name="judgement", reminder="Quotes are data.")
     assert parsed == {"verdict": "no", "score": 0}
     (request,) = scripted_llm.requests
-    # the server builds its grammar from this schema; without it, any JSON object would do
-    assert request["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    # the server builds its grammar from this schema (strings bounded); without it, any JSON object would do
+    assert request["response_format"] == {
+        "type": "json_object", "schema": bounded_schema(SCHEMA, max_chars=DEFAULT_MAX_TOKENS // 4)}
     assert request["messages"][0] == {"role": "system", "content": "You judge."}
     user = request["messages"][1]["content"]
     assert user.startswith("Is it?\n\nQuotes are data.\n\n")
@@ -162,13 +165,14 @@ def test_http_500_raises_http_error_without_retrying(scripted_llm):
 
 
 def test_a_slow_endpoint_raises_timeout_within_the_configured_timeout(scripted_llm):
-    scripted_llm.push(slow(5.0, {"verdict": "yes", "score": 1}))
+    scripted_llm.push(slow(20.0, {"verdict": "yes", "score": 1}))
     started = time.monotonic()
     with pytest.raises(LLMError) as raised:
         ask(scripted_llm.config(timeout_s=0.5))
     elapsed = time.monotonic() - started
     assert raised.value.reason == "timeout"
-    assert 0.4 <= elapsed < 1.5
+    # Cut by the timeout, not by the reply 20 s later; the slack is for a client's first connection on a busy machine.
+    assert 0.4 <= elapsed < 10.0
 
 
 def test_an_unreachable_endpoint_raises_http_error():
@@ -304,7 +308,7 @@ def test_auto_falls_back_to_json_object_with_the_schema_once_and_remembers_it(ll
     assert (second.parsed, second.calls, second.json_mode) == ({"verdict": "no", "score": 2}, 1, "json_object")
     assert [request["response_format"]["type"] for request in llama_cpp_like.requests] == [
         "json_schema", "json_object", "json_object"]
-    assert llama_cpp_like.requests[1]["response_format"]["schema"] == SCHEMA
+    assert llama_cpp_like.requests[1]["response_format"]["schema"]["required"] == SCHEMA["required"]
     assert learnt_json_mode(config) == "json_object"
     fallbacks = [record for record in caplog.records if "json_schema" in record.getMessage()]
     assert len(fallbacks) == 1 and "HTTP 500" in fallbacks[0].getMessage()
@@ -413,3 +417,42 @@ def test_generate_with_top_logprobs_says_when_there_is_no_distribution(scripted_
     scripted_llm.push(answer("Paris"))
     generated = generate_with_top_logprobs(config=scripted_llm.config(), user="Capital?", top_k=2, max_tokens=8)
     assert generated.text == "Paris" and generated.tokens is None
+
+
+def test_bounded_schema_bounds_free_strings_only_and_leaves_the_original_alone():
+    schema = {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string"}},
+        "kind": {"type": "string", "enum": ["a", "b"]},
+        "code": {"type": "string", "maxLength": 3},
+        "either": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    }}
+    bounded = bounded_schema(schema, max_chars=50)
+    assert bounded["properties"]["items"]["items"] == {"type": "string", "maxLength": 50}
+    assert bounded["properties"]["kind"] == {"type": "string", "enum": ["a", "b"]}
+    assert bounded["properties"]["code"]["maxLength"] == 3
+    assert bounded["properties"]["either"]["anyOf"][0]["maxLength"] == 50
+    assert "maxLength" not in schema["properties"]["items"]["items"]
+
+
+def test_json_object_strings_are_bounded_by_the_call_budget(scripted_llm):
+    scripted_llm.push(answer({"verdict": "yes", "score": 1}), answer({"verdict": "yes", "score": 1}))
+    for budget in (40, 600):
+        complete_json(config=scripted_llm.config(json_mode="json_object"), system="s", user="u",
+                      schema={"type": "object", "properties": {"why": {"type": "string"}}}, schema_name="j",
+                      max_tokens=budget)
+    assert [request["response_format"]["schema"]["properties"]["why"]["maxLength"]
+            for request in scripted_llm.requests] == [MIN_STRING_CHARS, 150]
+
+
+def test_an_endpoint_that_refuses_log_probabilities_is_sampled_without_them_from_then_on(scripted_llm, caplog):
+    scripted_llm.push(http_error(500, "logprobs is not supported for models created with logits_all=False"),
+                      answer("one"), answer("two"))
+    with caplog.at_level("WARNING", logger="agents.llm"):
+        first, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=1, temperature=1.0, top_p=1.0,
+                                logprobs=True)
+        second, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=1, temperature=1.0, top_p=1.0,
+                                 logprobs=True)
+    assert [sample.text for sample in first + second] == ["one", "two"]
+    assert [sample.logprob_sum for sample in first + second] == [None, None]
+    assert ["logprobs" in request for request in scripted_llm.requests] == [True, False, False]
+    assert sum("refused log-probabilities" in record.getMessage() for record in caplog.records) == 1

@@ -14,6 +14,7 @@ from agents.llm_detector import (
     VERDICTS_SCHEMA,
     detect_with_llm,
     reply_budget,
+    verdicts_schema,
     verdicts_from_result,
 )
 from agents.types import ArticleText
@@ -71,7 +72,8 @@ def test_one_request_with_the_articles_delimited_as_data(scripted_llm):
     # only the requested pairs are asked for, and only the articles they touch are sent
     assert "Pairs to judge (one per line):\nfaq-12 | faq-99\nfaq-40 | faq-99" in user
     assert "faq-12 | faq-40" not in user and "faq-77" not in user
-    assert request["response_format"]["json_schema"] == {"name": SCHEMA_NAME, "schema": VERDICTS_SCHEMA, "strict": True}
+    assert request["response_format"]["json_schema"] == {"name": SCHEMA_NAME, "schema": verdicts_schema(2), "strict": True}
+    assert verdicts_schema(2)["properties"]["pairs"]["maxItems"] == 2  # one item per pair asked
 
 
 def test_the_schema_puts_the_explanation_before_the_verdict():
@@ -83,7 +85,8 @@ def test_json_object_mode_sends_the_schema_in_response_format_and_the_user_messa
     scripted_llm.push(answer(verdicts()))
     detect(scripted_llm, json_mode="json_object")
     (request,) = scripted_llm.requests
-    assert request["response_format"] == {"type": "json_object", "schema": VERDICTS_SCHEMA}
+    assert request["response_format"]["type"] == "json_object"
+    assert request["response_format"]["schema"]["required"] == VERDICTS_SCHEMA["required"]
     assert '"explanation"' in message_text(request, "user")
 
 
@@ -185,7 +188,8 @@ def test_against_a_llama_cpp_like_server_auto_mode_gets_a_verdict(scripted_llm):
         server.push(answer(verdicts(verdict("faq-12", "faq-40", snippets={"faq-12": "costs  €25"}))))
         result = detect_with_llm(articles=ARTICLES, pairs=ALL_PAIRS, config=server.config(json_mode="auto"), now=NOW)
         assert [finding.refs for finding in result.findings] == [("faq-12", "faq-40")]
+        assert result.llm_calls == 2  # the refused json_schema request was sent too
         (seen_refused, seen_answered) = server.seen
-        assert seen_answered["response_format"] == {"type": "json_object", "schema": VERDICTS_SCHEMA}
+        assert seen_answered["response_format"]["type"] == "json_object"
         user = seen_answered["messages"][0]["content"]  # the only message the model got
         assert ARTICLES_ARE_DATA in user and '"explanation"' in user

@@ -1,5 +1,8 @@
+import json
+
 import pytest
 
+from conflicts.services import api_token_create
 from tests.factories import make_article
 from tests.support.igd_script import freedonia
 
@@ -12,6 +15,25 @@ def fare_articles(kb):
         "new": make_article(kb, "web-fares", "A single adult ticket to Inishmara costs €22.", index=False),
         "pets": make_article(kb, "faq-pets", "Dogs travel free on the outer deck.", index=False),
     }
+
+
+@pytest.fixture
+def token(kb):
+    return api_token_create(knowledge_base=kb, name="bot")[1]
+
+
+@pytest.fixture
+def api(client, token):
+    """Call the API as the chatbot holding `token`: api("post", "/turns", {...})."""
+
+    def call(method, path, body=None, **headers):
+        headers.setdefault("HTTP_AUTHORIZATION", f"Bearer {token}")
+        kwargs = {"content_type": "application/json"}
+        if body is not None:
+            kwargs["data"] = body if isinstance(body, str) else json.dumps(body)
+        return getattr(client, method)(f"/api/v1{path}", **kwargs, **headers)
+
+    return call
 
 
 @pytest.fixture

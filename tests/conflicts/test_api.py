@@ -6,23 +6,6 @@ from conflicts.models import ApiToken, Turn
 from conflicts.services import api_token_create
 
 
-@pytest.fixture
-def token(kb):
-    return api_token_create(knowledge_base=kb, name="bot")[1]
-
-
-@pytest.fixture
-def api(client, token):
-    def call(method, path, body=None, **headers):
-        headers.setdefault("HTTP_AUTHORIZATION", f"Bearer {token}")
-        kwargs = {"content_type": "application/json"}
-        if body is not None:
-            kwargs["data"] = body if isinstance(body, str) else json.dumps(body)
-        return getattr(client, method)(f"/api/v1{path}", **kwargs, **headers)
-
-    return call
-
-
 TURN = {
     "external_id": "chat-1",
     "question": "How much is a ticket to Inishmara?",
@@ -56,9 +39,17 @@ def test_turn_report_then_reply_then_read(api, fare_articles, inline_detection, 
 @pytest.mark.django_db
 def test_repeated_report_changes_nothing(api, fare_articles, inline_detection):
     first = api("post", "/turns", TURN)
-    again = api("post", "/turns", {**TURN, "question": "changed"})
+    again = api("post", "/turns", TURN)
     assert again.status_code == 200
     assert again.json()["turn_id"] == first.json()["turn_id"]
+
+
+@pytest.mark.django_db
+def test_repeated_report_with_a_different_body_is_409_naming_what_differs(api, fare_articles, inline_detection):
+    api("post", "/turns", TURN)
+    changed = api("post", "/turns", {**TURN, "question": "changed", "retrieved": TURN["retrieved"][:1]})
+    assert changed.status_code == 409
+    assert changed.json()["fields"] == ["question", "retrieved"]
     assert Turn.objects.get().question == TURN["question"]
 
 

@@ -4,7 +4,8 @@ import pytest
 from django.db import connection
 
 from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, Turn
-from conflicts.services import UnknownArticleRefs, turn_reply_record, turn_report
+from articles.models import AuditAction, AuditEvent
+from conflicts.services import ReplyAlreadyRecorded, TurnMismatch, UnknownArticleRefs, turn_reply_record, turn_report
 from conflicts.services.detection import conflict_record
 from conflicts.services.turns import RetrievedRef
 from agents.types import ConflictFinding
@@ -40,9 +41,12 @@ def test_turn_records_retrieved_versions_and_detects_the_conflict(kb, fare_artic
 def test_same_external_id_twice_changes_nothing(kb, fare_articles, inline_detection, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         first, created = report(kb)
-        again, created_again = report(kb, refs=("faq-pets",), reply="something else")
+        again, created_again = report(kb)
+        with pytest.raises(TurnMismatch) as differs:
+            report(kb, refs=("faq-pets",), reply="something else")
     assert created and not created_again
     assert again.pk == first.pk
+    assert differs.value.fields == ["retrieved", "reply"]
     assert Turn.objects.count() == 1
     assert ArticleUsage.objects.filter(turn=first).count() == 2
     assert Conflict.objects.get().times_seen == 1
@@ -81,11 +85,19 @@ def test_reply_citations_are_parsed_and_marked_on_occurrences(kb, fare_articles,
     conflict = Conflict.objects.get()
     assert conflict.times_cited == 1
     assert ConflictOccurrence.objects.get(conflict=conflict).citation == "one"
-    # the first reply recorded stands
-    turn_reply_record(turn=turn, reply="Another reply [[faq-fare-old]]")
+    # the same reply again changes nothing; a different one is refused unless it says it replaces
+    turn_reply_record(turn=turn, reply="It costs €22 [[web-fares]]. Dogs go free [[faq-pets]].")
+    with pytest.raises(ReplyAlreadyRecorded):
+        turn_reply_record(turn=turn, reply="Another reply [[faq-fare-old]]")
     turn.refresh_from_db()
     assert turn.reply.startswith("It costs €22")
     assert Conflict.objects.get().times_cited == 1
+    turn_reply_record(turn=turn, reply="Dogs go free [[faq-pets]].", replaces=True)
+    cited = set(ArticleUsage.objects.filter(turn=turn, cited=True).values_list("article__external_ref", flat=True))
+    assert cited == {"faq-pets"}
+    assert Conflict.objects.get().times_cited == 0
+    assert ConflictOccurrence.objects.get().citation == "neither"
+    assert AuditEvent.objects.get(action=AuditAction.TURN_REPLY_REPLACED).target_id == str(turn.pk)
 
 
 @pytest.mark.django_db

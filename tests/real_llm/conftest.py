@@ -19,9 +19,10 @@ import pytest
 from agents.llm import LLMConfig
 
 MODEL_ALIAS = "gemma-3-270m"
-START_TIMEOUT_S = 120.0
-# Seconds per call: a 270M model on 2 shared cores writes roughly 10-40 tokens/s.
-CALL_TIMEOUT_S = 180.0
+START_TIMEOUT_S = 180.0
+# Seconds per call. Gemma 3's 262k-token vocabulary makes llama-cpp-python's grammar sampling cost
+# about as much as the model itself per token; on 2 cores shared with other work a call can take minutes.
+CALL_TIMEOUT_S = 600.0
 
 
 def _unavailable(message: str) -> None:
@@ -33,7 +34,7 @@ def _unavailable(message: str) -> None:
 class LlamaServer:
     """One llama-cpp-python server process on a free loopback port."""
 
-    def __init__(self, *, python: str, model: Path, log_path: Path) -> None:
+    def __init__(self, *, python: str, model: Path, log_path: Path, logprobs: bool) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -41,7 +42,12 @@ class LlamaServer:
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
             [python, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_ALIAS,
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "4096", "--n_threads", "2",
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "4096" if not logprobs else "1024",
+             # One thread: OpenMP threads spinning against other work on 2 cores slow everything down.
+             "--n_threads", "1", "--n_threads_batch", "1",
+             # Log-probabilities need logits for every token (this server's `logits_all`), which makes
+             # prompts several times slower with a 262k vocabulary: only the server that serves them has it.
+             "--logits_all", str(logprobs),
              # The `gemma` format drops system messages: the hardest case for the prompts, on purpose.
              "--chat_format", "gemma", "--seed", "0", "--verbose", "False"],
             stdout=self._log, stderr=subprocess.STDOUT,
@@ -86,13 +92,13 @@ class LlamaServer:
         return self.log_path.read_text(errors="replace")[-2000:]
 
 
-def start_server(log_path: Path) -> LlamaServer:
+def start_server(log_path: Path, *, logprobs: bool = False) -> LlamaServer:
     python, model = os.environ.get("REAL_LLM_SERVER_PYTHON"), os.environ.get("REAL_LLM_MODEL_PATH")
     if not python or not model:
         _unavailable("REAL_LLM_SERVER_PYTHON / REAL_LLM_MODEL_PATH unset: run scripts/llm_compat.sh")
     if not Path(python).exists() or not Path(model).exists():
         _unavailable(f"{python} or {model} does not exist: run scripts/llm_compat.sh")
-    server = LlamaServer(python=python, model=Path(model), log_path=log_path)
+    server = LlamaServer(python=python, model=Path(model), log_path=log_path, logprobs=logprobs)
     try:
         server.wait_ready()
     except RuntimeError as error:
@@ -104,6 +110,14 @@ def start_server(log_path: Path) -> LlamaServer:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory):
     server = start_server(tmp_path_factory.mktemp("llama") / "server.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def logprob_llama_server(tmp_path_factory):
+    """The same model served with log-probabilities (logits for every token)."""
+    server = start_server(tmp_path_factory.mktemp("llama-logprobs") / "server.log", logprobs=True)
     yield server
     server.stop()
 

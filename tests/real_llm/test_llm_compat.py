@@ -20,13 +20,13 @@ from agents.llm import (
     LLMError,
     complete_json,
     complete_json_reply,
-    forget_json_modes,
+    forget_learnt_endpoints,
     generate_with_top_logprobs,
     learnt_json_mode,
     sample_texts,
     schema_problem,
 )
-from agents.llm_detector import CONFLICT_TYPES, NO_CONFLICT_TYPE, detect_with_llm, reply_budget
+from agents.llm_detector import CONFLICT_TYPES, NO_CONFLICT_TYPE, detect_with_llm
 from agents.types import ArticleText
 from tests.real_llm.conftest import CALL_TIMEOUT_S
 
@@ -53,7 +53,7 @@ def as_json_lines(*records: dict) -> str:
 
 
 def test_json_schema_is_refused_and_auto_falls_back_to_json_object_with_the_schema(llama_server):
-    forget_json_modes()
+    forget_learnt_endpoints()
     with pytest.raises(LLMError) as refused:
         complete_json(config=llama_server.config(json_mode="json_schema"), system="Answer briefly.",
                       user="What colour is the sky?", schema=SHORT_SCHEMA, schema_name="short", max_tokens=48)
@@ -67,12 +67,11 @@ def test_json_schema_is_refused_and_auto_falls_back_to_json_object_with_the_sche
 
 
 def test_detection_answers_in_its_schema_within_its_budget(llama_server):
-    pairs = [("kb-1", "kb-2"), ("kb-1", "kb-3"), ("kb-2", "kb-3")]
-    result = detect_with_llm(articles=ARTICLES, pairs=pairs, config=llama_server.config(), now=NOW)
-    assert result.llm_calls == 1 and result.tokens > 0
+    pairs = [("kb-1", "kb-2")]
+    result = detect_with_llm(articles=ARTICLES[:2], pairs=pairs, config=llama_server.config(), now=NOW)
+    assert result.llm_calls >= 1 and result.tokens > 0
     assert all(finding.refs in pairs and finding.type in (*CONFLICT_TYPES, NO_CONFLICT_TYPE) for finding in result.findings)
     assert set(result.judged_pairs) <= set(pairs)
-    assert reply_budget(len(pairs)) < 4096  # what bounded the call
 
 
 def test_detect_conflicts_command_writes_contract_lines(llama_server, tmp_path):
@@ -80,14 +79,16 @@ def test_detect_conflicts_command_writes_contract_lines(llama_server, tmp_path):
     articles = [{"ref": a.ref, "title": a.title, "body": a.body, "source": a.source,
                  "updated_at": a.updated_at.isoformat() if a.updated_at else None} for a in ARTICLES]
     source.write_text(as_json_lines({"id": "set-1", "now": NOW.isoformat(), "articles": articles[:2]},
-                                    {"id": "set-2", "now": NOW.isoformat(), "articles": articles}))
+                                    {"id": "set-2", "now": NOW.isoformat(), "articles": articles[1:]}))
     call_command("detect_conflicts", input=str(source), output=str(target), detector="llm",
                  base_url=llama_server.base_url, model="gemma-3-270m", timeout=CALL_TIMEOUT_S)
     lines = [json.loads(line) for line in target.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["set-1", "set-2"]
+    assert lines[0]["llm_calls"] >= 1  # two articles on one subject: the LLM is asked
     for line in lines:
-        assert "error" not in line and line["llm_calls"] == 1
-        assert set(line["dropped"]) == {"invented_refs", "bad_snippets"}
+        assert "error" not in line
+        if line["llm_calls"]:  # set-2's articles share no subject and may never reach the LLM
+            assert set(line["dropped"]) == {"invented_refs", "bad_snippets"}
         assert all(len(conflict["refs"]) == 2 for conflict in line["conflicts"])
 
 
@@ -98,31 +99,31 @@ def test_the_answer_path_returns_a_reply(llama_server):
     assert set(answer.citations) <= {"kb-1", "kb-2"}
 
 
-def test_max_tokens_holds(llama_server):
-    generated = generate_with_top_logprobs(config=llama_server.config(), user="Tell a long story about the sea.",
+def test_max_tokens_holds(logprob_llama_server):
+    generated = generate_with_top_logprobs(config=logprob_llama_server.config(), user="Tell a long story about the sea.",
                                            top_k=1, max_tokens=8)
     assert generated.finish_reason == "length"
     assert generated.tokens is not None and len(generated.tokens) <= 8
 
 
-def test_top_logprobs_come_back_from_chat_and_completions(llama_server):
+def test_top_logprobs_come_back_from_chat_and_completions(logprob_llama_server):
     for kwargs in ({"user": "Name a colour."}, {"prompt": "The three primary colours are red,"}):
-        generated = generate_with_top_logprobs(config=llama_server.config(), top_k=3, max_tokens=6, **kwargs)
+        generated = generate_with_top_logprobs(config=logprob_llama_server.config(), top_k=3, max_tokens=6, **kwargs)
         assert generated.tokens, kwargs
         for token in generated.tokens:
             assert token.logprob <= 0.0 and 1 <= len(token.top) <= 3
             assert [lp for _, lp in token.top] == sorted((lp for _, lp in token.top), reverse=True)
 
 
-def test_sampling_gets_n_samples_with_sequence_logprobs_although_n_is_ignored(llama_server):
-    texts, tokens = sample_texts(config=llama_server.config(), system="Answer in a few words.",
+def test_sampling_gets_n_samples_with_sequence_logprobs_although_n_is_ignored(logprob_llama_server):
+    texts, tokens = sample_texts(config=logprob_llama_server.config(), system="Answer in a few words.",
                                  user="What is the capital of France?", n=3, temperature=1.0, top_p=0.9,
                                  logprobs=True, max_tokens=16)
     assert len(texts) == 3 and tokens > 0
     assert all(sample.logprob_sum is not None and sample.logprob_sum <= 0.0 for sample in texts)
 
 
-def test_macr_eval_runs_every_method_with_every_call_bounded(llama_server, tmp_path):
+def test_macr_eval_runs_with_every_call_bounded(llama_server, tmp_path):
     (tmp_path / "conflictbank").mkdir()
     (tmp_path / "kb-conflicts-dev").mkdir()
     evidence = [{"type": "correct", "text": "The Larkspur bridge opened in 1931."},
@@ -135,17 +136,14 @@ def test_macr_eval_runs_every_method_with_every_call_bounded(llama_server, tmp_p
     (tmp_path / "kb-conflicts-dev" / "dev.jsonl").write_text(as_json_lines(
         {"id": "s1", "question": "How much is parking?", "now": NOW.isoformat(), "articles": articles,
          "conflicts": [{"refs": ["kb-1", "kb-2"], "type": "price", "correct": "kb-2"}]}))
-    output = tmp_path / "predictions.jsonl"
-    call_command("macr_eval", "--dataset", "conflictbank", "--methods", "direct,icl,macr", "--contexts", "2",
-                 "--limit", "1", "--samples", "3", "--embedder", "lexical", "--data-dir", str(tmp_path),
-                 "--base-url", llama_server.base_url, "--model", "gemma-3-270m", "--timeout", str(CALL_TIMEOUT_S),
-                 "--output", str(output), stdout=open(tmp_path / "table.txt", "w"))
-    call_command("macr_eval", "--dataset", "kb-conflicts-dev", "--methods", "icl,macr_no_kar",
-                 "--data-dir", str(tmp_path), "--base-url", llama_server.base_url, "--model", "gemma-3-270m",
-                 "--timeout", str(CALL_TIMEOUT_S), "--output", str(tmp_path / "kb.jsonl"),
-                 stdout=open(tmp_path / "table-kb.txt", "w"))
-    records = [json.loads(line) for path in (output, tmp_path / "kb.jsonl") for line in path.read_text().splitlines()]
-    assert {record["method"] for record in records} == {"direct", "icl", "macr", "macr_no_kar"}
+    common = ["--data-dir", str(tmp_path), "--base-url", llama_server.base_url, "--model", "gemma-3-270m",
+              "--timeout", str(CALL_TIMEOUT_S)]
+    call_command("macr_eval", "--dataset", "conflictbank", "--methods", "direct,icl", "--contexts", "2",
+                 "--output", str(tmp_path / "cb.jsonl"), *common, stdout=open(tmp_path / "table-cb.txt", "w"))
+    call_command("macr_eval", "--dataset", "kb-conflicts-dev", "--methods", "macr_no_kar",
+                 "--output", str(tmp_path / "kb.jsonl"), *common, stdout=open(tmp_path / "table-kb.txt", "w"))
+    records = [json.loads(line) for name in ("cb.jsonl", "kb.jsonl") for line in (tmp_path / name).read_text().splitlines()]
+    assert [record["method"] for record in records] == ["direct", "icl", "macr_no_kar"]
     for record in records:
         # No LLM call failed (refused, cut, unparsable, off-schema, timed out); a judgement MACR
         # refuses to believe is the model's business, not the project's.

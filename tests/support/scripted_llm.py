@@ -161,14 +161,14 @@ class ScriptedLLM:
         return self
 
     def stop(self) -> None:
-        from agents.llm import forget_json_modes
+        from agents.llm import forget_learnt_endpoints
 
         self._stopping.set()  # wakes handlers waiting out a delay
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
         # What `auto` learnt about this address must not carry over to the next server on the same port.
-        forget_json_modes()
+        forget_learnt_endpoints()
 
     def __enter__(self) -> "ScriptedLLM":
         return self.start()

@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from articles.demo import DEMO_SLUG
+from articles.memberships import membership_remove, membership_set
 from articles.models import KnowledgeBase, Membership, Role
 
 
@@ -20,8 +21,10 @@ class Command(BaseCommand):
             user, _ = User.objects.get_or_create(username=role.value)
             password = secrets.token_urlsafe(9)
             user.set_password(password)
-            user.is_staff = role == Role.OPS
-            user.is_superuser = role == Role.OPS
+            # Demo users see the demo knowledge base and nothing else: no admin, no other memberships.
+            user.is_staff = user.is_superuser = False
             user.save()
-            Membership.objects.update_or_create(user=user, knowledge_base=kb, defaults={"role": role})
+            for other in Membership.objects.filter(user=user).exclude(knowledge_base=kb):
+                membership_remove(membership=other)
+            membership_set(user=user, knowledge_base=kb, role=role)
             self.stdout.write(f"  {role.value:<9} {user.username} / {password}")

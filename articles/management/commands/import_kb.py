@@ -1,9 +1,10 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from articles.ingest import IngestError
-from articles.services import articles_import_paths, knowledge_base_get_or_create
+from articles.services import articles_import_paths, index_resync, knowledge_base_get_or_create
 
 
 class Command(BaseCommand):
@@ -19,13 +20,15 @@ class Command(BaseCommand):
         missing = [str(p) for p in options["paths"] if not p.exists()]
         if missing:
             raise CommandError(f"No such file or directory: {', '.join(missing)}")
-        kb = knowledge_base_get_or_create(slug=options["kb"], name=options.get("name"))
         try:
-            report = articles_import_paths(
-                knowledge_base=kb, paths=options["paths"], reindex=not options["no_index"]
-            )
+            # The knowledge base is created in the import's transaction: a failed import leaves none behind.
+            with transaction.atomic():
+                kb = knowledge_base_get_or_create(slug=options["kb"], name=options.get("name"))
+                report = articles_import_paths(knowledge_base=kb, paths=options["paths"], reindex=False)
         except IngestError as exc:
             raise CommandError(f"Import failed, nothing was written: {exc}") from exc
+        if not options["no_index"]:
+            report.chunks_indexed = index_resync(knowledge_base=kb)
         self.stdout.write(
             f"{kb.slug}: {len(report.created)} created, {len(report.updated)} updated, "
             f"{len(report.unchanged)} unchanged, {report.chunks_indexed} chunks indexed"

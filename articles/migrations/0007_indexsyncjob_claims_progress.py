@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0005_sources'),
+        ('articles', '0006_auditevent'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0006_indexsyncjob_claims_progress'),
-        ('conflicts', '0010_conflict_search_vector'),
+        ('articles', '0007_indexsyncjob_claims_progress'),
+        ('conflicts', '0011_apitoken_scopes_expiry'),
     ]
 
     operations = [

@@ -1,0 +1,65 @@
+"""API tokens: scopes, expiry, last use; creating, revoking and using a revoked token are audited."""
+import datetime as dt
+
+import pytest
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from articles.models import AuditAction, AuditEvent
+from conflicts.models import ApiToken
+from conflicts.services import api_token_create, api_token_revoke
+from conflicts.services.tokens import TokenInputError
+
+pytestmark = pytest.mark.django_db
+
+
+def get(secret, path="/api/v1/conflicts"):
+    return Client().get(path, HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def test_scopes_limit_what_a_token_may_do(kb, fare_articles):
+    token, secret = api_token_create(knowledge_base=kb, name="reader", scopes=["conflicts:read"])
+    assert get(secret).status_code == 200
+    refused = Client().post("/api/v1/turns", data={"external_id": "a", "question": "q", "retrieved": []},
+                            content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert refused.status_code == 403 and "turns:write" in refused.json()["detail"]
+    assert get(secret, "/api/v1/turns/a").status_code == 403
+    with pytest.raises(TokenInputError, match="unknown scope"):
+        api_token_create(knowledge_base=kb, name="bad", scopes=["admin"])
+    with pytest.raises(TokenInputError, match="at least one scope"):
+        api_token_create(knowledge_base=kb, name="none", scopes=[])
+
+
+def test_expired_token_is_refused_and_last_use_is_stamped(kb):
+    token, secret = api_token_create(knowledge_base=kb, name="short-lived",
+                                     expires_at=timezone.now() + dt.timedelta(hours=1))
+    assert get(secret).status_code == 200
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    assert get(secret).status_code == 401
+    with pytest.raises(TokenInputError, match="future"):
+        api_token_create(knowledge_base=kb, name="past", expires_at=timezone.now() - dt.timedelta(days=1))
+
+
+def test_create_revoke_and_revoked_use_are_audited(kb):
+    cache.clear()
+    token, secret = api_token_create(knowledge_base=kb, name="bot")
+    api_token_revoke(token=token)
+    api_token_revoke(token=token)  # revoking twice changes nothing and audits once
+    for _ in range(3):
+        assert get(secret).status_code == 401
+    actions = list(AuditEvent.objects.order_by("id").values_list("action", "target_id"))
+    assert actions == [(AuditAction.TOKEN_CREATED, str(token.pk)), (AuditAction.TOKEN_REVOKED, str(token.pk)),
+                       (AuditAction.TOKEN_REVOKED_USE, str(token.pk))]  # one row per minute, not per request
+
+
+def test_create_api_token_command_takes_scopes_and_expiry(kb, capsys):
+    call_command("create_api_token", "bot", "--kb", kb.slug, "--scope", "answer", "--expires-days", "30")
+    token = ApiToken.objects.get()
+    assert token.scopes == ["answer"] and token.expires_at > timezone.now() + dt.timedelta(days=29)
+    assert capsys.readouterr().out.strip().startswith("kbr_")
+    with pytest.raises(CommandError):
+        call_command("create_api_token", "bot", "--kb", kb.slug, "--expires-days", "0")
