@@ -50,10 +50,6 @@ def database_unavailable_response(request, exception) -> HttpResponse:
 class DatabaseUnavailableMiddleware:
     """A request that loses the database answers 503 with Retry-After and the cause, never a 500 with a
     traceback. Its transaction was rolled back by PostgreSQL, so nothing is half-written."""
-class RefuseUnstorableQueryMiddleware:
-    """Console query strings and form fields holding NUL or other control characters get a 400 naming
-    the parameter, instead of reaching a database query that cannot carry them (a 500). The API checks
-    its own input and answers 422."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -67,6 +63,17 @@ class RefuseUnstorableQueryMiddleware:
         if isinstance(exception, (OperationalError, InterfaceError)):
             return database_unavailable_response(request, exception)
         return None
+
+
+class RefuseUnstorableQueryMiddleware:
+    """Console query strings and form fields holding NUL or other control characters get a 400 naming
+    the parameter, instead of reaching a database query that cannot carry them (a 500). The API checks
+    its own input and answers 422."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
         if not request.path.startswith("/api/"):
             sources = [("Query parameter", request.GET)]
             if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
