@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from agents.llm import LLMConfig, complete_json
+from agents.llm import LLMConfig, complete_json_reply
 from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
 from agents.types import ArticleText, ConflictFinding, DetectionResult, pair_key
@@ -127,10 +127,10 @@ def detect_with_llm(
 
     user = build_user_prompt(articles=[by_ref[ref] for ref in _refs_in_order(articles, requested)],
                              pairs=requested, all_pairs=_is_every_pair(articles, requested), now=now)
-    parsed, tokens = complete_json(config=config, system=SYSTEM_PROMPT, user=user,
-                                   schema=verdicts_schema(len(requested)), schema_name=SCHEMA_NAME,
-                                   max_tokens=reply_budget(len(requested)), reminder=ARTICLES_ARE_DATA)
-    checked = check_answer(answer=parsed, articles=by_ref, requested=requested)
+    reply = complete_json_reply(config=config, system=SYSTEM_PROMPT, user=user,
+                                schema=verdicts_schema(len(requested)), schema_name=SCHEMA_NAME,
+                                max_tokens=reply_budget(len(requested)), reminder=ARTICLES_ARE_DATA)
+    checked = check_answer(answer=reply.parsed, articles=by_ref, requested=requested)
 
     judged: list[tuple[str, str]] = []
     findings: list[ConflictFinding] = []
@@ -144,8 +144,8 @@ def detect_with_llm(
     return DetectionResult(
         findings=findings,
         judged_pairs=judged,
-        llm_calls=1,
-        tokens=tokens,
+        llm_calls=reply.calls,  # 2 when `auto` learnt this endpoint's JSON mode on this call
+        tokens=reply.tokens,
         dropped_invented_refs=checked.dropped_invented_refs,
         dropped_bad_snippets=checked.dropped_bad_snippets,
         model=config.model,

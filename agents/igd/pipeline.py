@@ -11,7 +11,8 @@ from agents.answer import Embed, GeneratedAnswer, Passage, Sentence, select_sent
 from agents.citations import citation_tag
 from agents.igd.arithmetic import IGDParams, Mode
 from agents.igd.decoding import Backend, IGDResult, igd_generate
-from agents.igd.prompts import SHORT, build_prompts
+from agents.igd.prompts import build_prompts
+from agents.prompt_text import neutralise_tag, quote_attribute
 
 CONTEXT_CHARS = 2400  # retrieved text in the user branch; keeps prompts inside a small model's attention window
 SENTENCE_STYLE = "Reply in one short sentence."
@@ -39,7 +40,10 @@ def context_block(passages: list[Passage], *, limit: int = CONTEXT_CHARS) -> str
         text = passage.text[: max(0, limit - used)]
         if not text:
             break
-        blocks.append(f'<passage ref="{passage.ref}" title="{passage.title}">\n{text}\n</passage>')
+        blocks.append(
+            f'<passage ref="{quote_attribute(passage.ref)}" title="{quote_attribute(passage.title)}">\n'
+            f"{neutralise_tag(text, 'passage')}\n</passage>"
+        )
         used += len(text)
     return "\n".join(blocks)
 
@@ -71,6 +75,3 @@ def igd_answer(
     tags = " ".join(citation_tag(ref) for ref in citations)
     reply = f"{result.answer} {tags}".strip()
     return IGDAnswer(result=result, snippet=snippet, context=context, answer=GeneratedAnswer(reply=reply, citations=citations))
-
-
-__all__ = ["ANSWER_PARAMS", "CONTEXT_CHARS", "IGDAnswer", "SHORT", "context_block", "igd_answer"]

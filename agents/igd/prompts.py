@@ -10,6 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from agents.igd.arithmetic import Mode
+from agents.prompt_text import neutralise_tag
 
 SHORT = "Reply with the answer only: a short phrase, no explanation."
 
@@ -43,7 +44,9 @@ class IGDPrompts:
 
 
 def build_prompts(*, question: str, context: str, snippet: str, mode: Mode, style: str = SHORT) -> IGDPrompts:
-    """user: mode instruction + full retrieved context + question; context: the support snippet only; memory: none."""
+    """user: mode instruction + full retrieved context + question; context: the support snippet only; memory: none.
+    Retrieved text cannot close its <context> element (agents.prompt_text)."""
+    context, snippet = neutralise_tag(context, "context"), neutralise_tag(snippet, "context")
     user = f"{MODE_INSTRUCTIONS[mode]} {DATA_NOTE} {style}\n\n<context>\n{context}\n</context>\n\nQuestion: {question}"
     context_prompt = (
         f"Answer the question using only the passage below. {DATA_NOTE} {style}\n\n"

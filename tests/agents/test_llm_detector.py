@@ -188,6 +188,7 @@ def test_against_a_llama_cpp_like_server_auto_mode_gets_a_verdict(scripted_llm):
         server.push(answer(verdicts(verdict("faq-12", "faq-40", snippets={"faq-12": "costs  €25"}))))
         result = detect_with_llm(articles=ARTICLES, pairs=ALL_PAIRS, config=server.config(json_mode="auto"), now=NOW)
         assert [finding.refs for finding in result.findings] == [("faq-12", "faq-40")]
+        assert result.llm_calls == 2  # the refused json_schema request was sent too
         (seen_refused, seen_answered) = server.seen
         assert seen_answered["response_format"]["type"] == "json_object"
         user = seen_answered["messages"][0]["content"]  # the only message the model got

@@ -69,7 +69,7 @@ def test_json_schema_is_refused_and_auto_falls_back_to_json_object_with_the_sche
 def test_detection_answers_in_its_schema_within_its_budget(llama_server):
     pairs = [("kb-1", "kb-2")]
     result = detect_with_llm(articles=ARTICLES[:2], pairs=pairs, config=llama_server.config(), now=NOW)
-    assert result.llm_calls == 1 and result.tokens > 0
+    assert result.llm_calls >= 1 and result.tokens > 0
     assert all(finding.refs in pairs and finding.type in (*CONFLICT_TYPES, NO_CONFLICT_TYPE) for finding in result.findings)
     assert set(result.judged_pairs) <= set(pairs)
 
@@ -84,9 +84,11 @@ def test_detect_conflicts_command_writes_contract_lines(llama_server, tmp_path):
                  base_url=llama_server.base_url, model="gemma-3-270m", timeout=CALL_TIMEOUT_S)
     lines = [json.loads(line) for line in target.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["set-1", "set-2"]
+    assert lines[0]["llm_calls"] >= 1  # two articles on one subject: the LLM is asked
     for line in lines:
-        assert "error" not in line and line["llm_calls"] == 1
-        assert set(line["dropped"]) == {"invented_refs", "bad_snippets"}
+        assert "error" not in line
+        if line["llm_calls"]:  # set-2's articles share no subject and may never reach the LLM
+            assert set(line["dropped"]) == {"invented_refs", "bad_snippets"}
         assert all(len(conflict["refs"]) == 2 for conflict in line["conflicts"])
 
 
