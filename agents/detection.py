@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import ArticleText, ConflictFinding, PairJudgement, pair_key
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, PairJudgement, pair_key
 
 if TYPE_CHECKING:
     from agents.claims import ClaimVectors
@@ -29,11 +29,11 @@ if TYPE_CHECKING:
 Detector = Literal["claims", "llm", "auto"]
 DETECTORS: tuple[str, ...] = ("claims", "llm", "auto")
 MIN_ARTICLES = 2
-MAX_ARTICLES = 20
+MAX_ARTICLES = MAX_ARTICLES_CHECKED
 
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped_fewer_than_2"
-STATUS_CAPPED = "capped_at_20"  # ran, on the first MAX_ARTICLES articles only
+STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES articles only
 CONFIRM_BELOW = 0.75  # auto: claim findings less sure than this are confirmed by the LLM first
 
 

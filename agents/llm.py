@@ -22,6 +22,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import openai
@@ -108,20 +109,22 @@ class TopLogprobGeneration:
     usage_tokens: int
 
 
-def llm_config_for(purpose: Purpose, **overrides: Any) -> LLMConfig | None:
-    """The endpoint for one purpose: each key of settings.LLM_PURPOSES[purpose] falls back to settings.LLM.
+class LLMConfigError(ValueError):
+    """A configured LLM value that cannot work (an unknown JSON mode, a non-positive token budget)."""
 
-    `overrides` (a command's --base-url, --model, ...; None or "" = not given) win over both, so every
-    command reads the same settings and changes only what it is told to. None means the LLM is not
-    configured (no base URL), and callers use their deterministic paths.
+
+def llm_config_from(purpose: Purpose, *, shared: Mapping[str, Any] | None, specific: Mapping[str, Any] | None,
+                    **overrides: Any) -> LLMConfig | None:
+    """The endpoint for one purpose from plain values: each key of `specific` falls back to `shared`, and
+    `overrides` (a command's --base-url, --model, ...; None or "" = not given) win over both. None means
+    no LLM is configured (no base URL), and callers use their deterministic paths.
+
+    agents never reads Django settings: agents.configuration passes them in (settings.LLM and
+    settings.LLM_PURPOSES[purpose]).
     """
-    from django.conf import settings
-    from django.core.exceptions import ImproperlyConfigured
-
     if purpose not in PURPOSES:
         raise ValueError(f"unknown LLM purpose {purpose!r}; expected one of {PURPOSES}")
-    shared: dict[str, Any] = dict(getattr(settings, "LLM", None) or {})
-    specific: dict[str, Any] = dict((getattr(settings, "LLM_PURPOSES", None) or {}).get(purpose) or {})
+    shared, specific = dict(shared or {}), dict(specific or {})
 
     def pick(key: str) -> Any:
         for layer in (overrides, specific):
@@ -138,10 +141,10 @@ def llm_config_for(purpose: Purpose, **overrides: Any) -> LLMConfig | None:
         return None
     json_mode = pick("json_mode") or DEFAULT_JSON_MODE
     if json_mode not in JSON_MODES:
-        raise ImproperlyConfigured(f"LLM json_mode for {purpose} is {json_mode!r}; expected one of {JSON_MODES}")
+        raise LLMConfigError(f"LLM json_mode for {purpose} is {json_mode!r}; expected one of {JSON_MODES}")
     max_tokens = pick("max_tokens")
     if max_tokens is not None and int(max_tokens) < 1:
-        raise ImproperlyConfigured(f"LLM max_tokens for {purpose} is {max_tokens!r}; expected a positive integer")
+        raise LLMConfigError(f"LLM max_tokens for {purpose} is {max_tokens!r}; expected a positive integer")
     return LLMConfig(
         base_url=str(base_url),
         api_key=str(pick("api_key") or PLACEHOLDER_API_KEY),

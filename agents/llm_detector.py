@@ -13,11 +13,8 @@ from dataclasses import dataclass
 from agents.llm import LLMConfig, complete_json_reply
 from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
-from agents.types import ArticleText, ConflictFinding, DetectionResult, pair_key
+from agents.types import CONFLICT_TYPES, ArticleText, ConflictFinding, DetectionResult, pair_key
 
-CONFLICT_TYPES: tuple[str, ...] = (
-    "price", "hours", "contact", "date", "policy", "eligibility", "procedure", "quantity", "other",
-)
 NO_CONFLICT_TYPE = "none"
 # Bounds the prompt for very long articles (a PDF chapter); snippets are still checked against the full text.
 MAX_ARTICLE_CHARS = 6000

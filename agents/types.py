@@ -7,6 +7,24 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+# A turn's check looks at most at this many retrieved articles (the best-ranked ones).
+MAX_ARTICLES_CHECKED = 20
+
+# The kinds of conflict the detectors report, with the label the console shows; the models' choices,
+# the LLM detector's schema and its prompt all derive from this one list.
+CONFLICT_TYPE_LABELS: dict[str, str] = {
+    "price": "Price",
+    "hours": "Hours",
+    "contact": "Contact details",
+    "date": "Dates and deadlines",
+    "policy": "Policy",
+    "eligibility": "Eligibility",
+    "procedure": "Procedure",
+    "quantity": "Quantity",
+    "other": "Other",
+}
+CONFLICT_TYPES: tuple[str, ...] = tuple(CONFLICT_TYPE_LABELS)
+
 
 @dataclass(frozen=True)
 class ArticleText:
@@ -24,7 +42,7 @@ class ConflictFinding:
     """Two articles that cannot both be right. `refs` is sorted; snippets are keyed by ref."""
 
     refs: tuple[str, str]
-    type: str  # price | hours | contact | date | policy | eligibility | procedure | quantity | other
+    type: str  # one of CONFLICT_TYPES
     explanation: str
     snippets: dict[str, str] = field(default_factory=dict)
     confidence: float = 1.0  # 0..1: how sure the detector is

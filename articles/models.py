@@ -181,11 +181,31 @@ class IndexSyncJob(models.Model):
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    # The worker's last sign of life (claim or progress): older than CELERY_TASK_TIME_LIMIT means it died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=models.Q(done__lte=models.F("total")), name="sync_done_le_total")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(done__lte=models.F("total")), name="sync_done_le_total"),
+            models.CheckConstraint(condition=models.Q(status__in=SyncStatus.values), name="sync_status_valid"),
+        ]
+
+    @property
+    def rate_per_s(self) -> float | None:
+        """Articles per second so far (None before the first batch)."""
+        if not (self.started_at and self.heartbeat_at and self.done):
+            return None
+        elapsed = (self.heartbeat_at - self.started_at).total_seconds()
+        return self.done / elapsed if elapsed > 0 else None
+
+    @property
+    def seconds_left(self) -> float | None:
+        rate = self.rate_per_s
+        return (self.total - self.done) / rate if rate else None
 
 
 class Role(models.TextChoices):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from articles.chunking import chunk_body
@@ -426,34 +427,37 @@ def index_resync(
 
 
 def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
-    """Record a re-sync request and enqueue it once the request's transaction commits."""
-    from articles.tasks import run_index_sync_job
-
-    with transaction.atomic():
-        job = IndexSyncJob.objects.create(knowledge_base=knowledge_base, full=full, requested_by=actor)
-        transaction.on_commit(lambda: run_index_sync_job.delay(job.pk))
-    return job
+    """Record a re-sync request (the work row). Starting it is conflicts.jobs.index_sync_start's part,
+    which enqueues in the same transaction; a row nobody enqueued is picked up by the sweeper."""
+    return IndexSyncJob.objects.create(knowledge_base=knowledge_base, full=full, requested_by=actor)
 
 
 def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
-    """Run a queued job, reporting progress as it goes. A finished job is left alone (idempotent)."""
-    with transaction.atomic():
-        job = IndexSyncJob.objects.select_for_update().get(pk=job_id)
-        if job.status in (SyncStatus.DONE, SyncStatus.FAILED):
-            return job
-        job.status = SyncStatus.RUNNING
-        job.save(update_fields=["status"])
+    """Claim a queued job (one conditional update) and run it, reporting progress (and so a heartbeat)
+    after every batch. A finished job, or one another live worker holds, is left alone (idempotent);
+    one whose worker died (no heartbeat within CELERY_TASK_TIME_LIMIT) is taken over and restarted."""
+    from kbreview.celery import claim_expiry
+
+    now = timezone.now()
+    taken = (
+        IndexSyncJob.objects.filter(pk=job_id)
+        .filter(Q(status=SyncStatus.QUEUED) | Q(status=SyncStatus.RUNNING, heartbeat_at__lt=claim_expiry()))
+        .update(status=SyncStatus.RUNNING, started_at=now, heartbeat_at=now, done=0, attempts=F("attempts") + 1)
+    )
+    job = IndexSyncJob.objects.select_related("knowledge_base").get(pk=job_id)
+    if not taken:
+        return job
 
     def report(done: int, total: int) -> None:
-        IndexSyncJob.objects.filter(pk=job_id).update(done=done, total=total)
+        IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(done=done, total=total, heartbeat_at=timezone.now())
 
     try:
         index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report)
     except Exception as exc:
-        IndexSyncJob.objects.filter(pk=job_id).update(
-            status=SyncStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
+        IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(
+            status=SyncStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
         )
         raise
-    IndexSyncJob.objects.filter(pk=job_id).update(status=SyncStatus.DONE, finished_at=timezone.now())
+    IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(status=SyncStatus.DONE, finished_at=timezone.now())
     job.refresh_from_db()
     return job

@@ -7,10 +7,11 @@ from django.conf import settings
 from articles import services, sources
 
 
-@shared_task(bind=True, max_retries=3, default_retry_delay=10, acks_late=True)
+# A full re-sync of a large knowledge base may take long: its liveness is the job's heartbeat (progress
+# after every batch, each far shorter than CELERY_TASK_TIME_LIMIT), not the task's total run time.
+@shared_task(bind=True, acks_late=True, time_limit=6 * 3600, soft_time_limit=6 * 3600 - 60)
 def run_index_sync_job(self, job_id: int) -> str:
-    job = services.index_sync_job_run(job_id=job_id)
-    return job.status
+    return services.index_sync_job_run(job_id=job_id).status
 
 
 @shared_task(bind=True, max_retries=3, default_retry_delay=5, acks_late=True)

@@ -56,7 +56,7 @@ QUICK = {"articles": 320, "questions": 640, "turns": 1_000}
 ZIPF_S = 1.0
 EDIT_SHARE = 0.01
 PLANTED_SHARE = 0.075  # articles whose fact was changed: 150 of 2,000
-MAX_ARTICLES = 20
+from agents.types import MAX_ARTICLES_CHECKED as MAX_ARTICLES  # noqa: E402
 SEED = 20260
 
 

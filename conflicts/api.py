@@ -9,6 +9,7 @@ import datetime as dt
 import time
 from typing import Annotated, Any, Literal
 
+from django.db import InterfaceError, OperationalError
 from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404
@@ -21,6 +22,7 @@ from pydantic import AfterValidator
 from conflicts import selectors, services
 from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, ConflictStatus, DetectionOutcome, TokenScope, Turn
 from conflicts.services.turns import RetrievedRef
+from kbreview.middleware import database_unavailable_response
 from kbreview.input_limits import (
     PG_INTEGER_MAX,
     URL_SAFE_ID_PATTERN,
@@ -276,6 +278,9 @@ def _turn(request, external_id: str) -> Turn:
         raise Http404(f"No turn with external_id {external_id!r}") from None
 
 
+# Ninja would answer these itself (a traceback under DEBUG); the project's 503 answer applies here too.
+api.add_exception_handler(OperationalError, database_unavailable_response)
+api.add_exception_handler(InterfaceError, database_unavailable_response)
 def _refuse_duplicate_refs(retrieved: list[RetrievedIn]) -> None:
     first_at: dict[str, int] = {}
     for index, item in enumerate(retrieved):

@@ -13,8 +13,19 @@ class ConflictsConfig(AppConfig):
     name = "conflicts"
 
     def ready(self):
+        from celery.signals import worker_process_init
+
         # articles cannot call up into conflicts, so the rule rows of a new knowledge base are made here,
         # when it is created, instead of by the first (GET) view of the rules page.
         post_save.connect(
             _rule_base_for_new_knowledge_base, sender="articles.KnowledgeBase", dispatch_uid="conflicts-rule-base"
         )
+        worker_process_init.connect(_warm_claim_detector, weak=False)
+
+
+def _warm_claim_detector(**_kwargs) -> None:
+    """A worker process readies the claim detector (sentence model, parsers) as it starts, so no turn's
+    check, bounded by DETECTION_TIMEOUT_S, pays for loading them."""
+    from conflicts.services.detection import claim_detector_warm_up
+
+    claim_detector_warm_up()

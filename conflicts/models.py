@@ -12,7 +12,8 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 
 from agents.igd.arithmetic import Mode
-from articles.models import Article, ArticleVersion, KnowledgeBase
+from agents.types import CONFLICT_TYPE_LABELS, MAX_ARTICLES_CHECKED
+from articles.models import Article, ArticleVersion, KnowledgeBase, SyncStatus
 
 
 class TurnSource(models.TextChoices):
@@ -60,7 +61,7 @@ class DetectionOutcome(models.TextChoices):
     QUEUED = "queued", "Queued"
     OK = "ok", "Checked"
     SKIPPED = "skipped", "Skipped: fewer than 2 articles"
-    CAPPED = "capped", "Checked the best 20"
+    CAPPED = "capped", f"Checked the best {MAX_ARTICLES_CHECKED}"
     TIMEOUT = "timeout", "Timed out (no conflicts recorded)"
     ERROR = "error", "Failed (no conflicts recorded)"
 
@@ -86,11 +87,18 @@ class DetectionRun(models.Model):
     dropped_invented_refs = models.PositiveIntegerField(default=0)
     dropped_bad_snippets = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Set by the worker that took the check (a conditional update, so only one can); a claim older than
+    # CELERY_TASK_TIME_LIMIT belongs to a worker that died, and the sweeper hands the check out again.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["outcome", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(outcome__in=DetectionOutcome.values), name="detection_outcome_valid"),
+        ]
 
 
 class ConflictStatus(models.TextChoices):
@@ -110,16 +118,8 @@ class ConflictSubstatus(models.TextChoices):
     REGRESSED = "regressed", "Regressed"
 
 
-class ConflictType(models.TextChoices):
-    PRICE = "price", "Price"
-    HOURS = "hours", "Hours"
-    CONTACT = "contact", "Contact details"
-    DATE = "date", "Dates and deadlines"
-    POLICY = "policy", "Policy"
-    ELIGIBILITY = "eligibility", "Eligibility"
-    PROCEDURE = "procedure", "Procedure"
-    QUANTITY = "quantity", "Quantity"
-    OTHER = "other", "Other"
+# The types and their labels are agents.types' (one list for detectors, schema, prompt and console).
+ConflictType = models.TextChoices("ConflictType", [(value.upper(), (value, label)) for value, label in CONFLICT_TYPE_LABELS.items()])
 
 
 class ReviewWinner(models.TextChoices):
@@ -460,3 +460,35 @@ class AnswerSettings(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(default_mode__in=AnswerMode.values), name="answer_settings_mode_valid"),
         ]
+
+
+# Every work row has the re-sync job's lifecycle: queued -> running -> done | failed.
+JobStatus = SyncStatus
+
+
+class SuggestionJob(models.Model):
+    """A suggestion to compute for a conflict on given article versions: the work row a worker claims.
+
+    At most one is pending per (conflict, versions), and one that finished is not computed again for the
+    same versions unless a reviewer asks (the partial unique constraint and conflicts.jobs)."""
+
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="suggestion_jobs")
+    version_low = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conflict", "version_low", "version_high"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="suggestion_job_one_pending_per_versions",
+            ),
+            models.CheckConstraint(condition=models.Q(status__in=JobStatus.values), name="suggestion_job_status_valid"),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]

@@ -436,7 +436,7 @@ class DetectionHealth:
 
 
 def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.datetime | None = None) -> DetectionHealth:
-    from agents.llm import llm_config_for
+    from agents.configuration import llm_config_for
 
     since = (now or timezone.now()) - dt.timedelta(hours=hours)
     runs = DetectionRun.objects.filter(turn__knowledge_base=knowledge_base, created_at__gte=since)

@@ -6,7 +6,8 @@ from celery import shared_task
 from conflicts.services.detection import turn_detect
 
 
-@shared_task(bind=True, max_retries=3, default_retry_delay=5, acks_late=True, time_limit=120, soft_time_limit=90)
+# Hard time limits are the project-wide CELERY_TASK_TIME_LIMIT: the sweeper treats an older claim as dead.
+@shared_task(bind=True, max_retries=3, default_retry_delay=5, acks_late=True)
 def detect_turn(self, turn_id: int) -> str:
     try:
         return turn_detect(turn_id=turn_id).outcome
@@ -14,13 +15,19 @@ def detect_turn(self, turn_id: int) -> str:
         raise self.retry(exc=exc)
 
 
-@shared_task(bind=True, max_retries=3, default_retry_delay=10, acks_late=True, time_limit=300, soft_time_limit=240)
-def compute_suggestion(self, conflict_id: int) -> str:
-    from conflicts.services.suggestions import suggestion_compute
+@shared_task(bind=True, max_retries=3, default_retry_delay=10, acks_late=True)
+def compute_suggestion(self, job_id: int) -> str:
+    from conflicts.models import SuggestionJob
+    from conflicts.services.suggestions import suggestion_job_release, suggestion_job_run
 
     try:
-        return suggestion_compute(conflict_id=conflict_id).status
+        return suggestion_job_run(job_id=job_id).status
     except Exception as exc:
+        job = SuggestionJob.objects.get(pk=job_id)
+        final = self.request.retries >= self.max_retries
+        suggestion_job_release(job=job, error=f"{type(exc).__name__}: {exc}", final=final)
+        if final:
+            raise
         raise self.retry(exc=exc)
 
 
@@ -40,15 +47,18 @@ def induce_rules_all() -> int:
     """Nightly (Celery beat): one induction task per knowledge base."""
     from articles.models import KnowledgeBase
 
+    from conflicts import jobs
+
     ids = list(KnowledgeBase.objects.values_list("pk", flat=True))
     for kb_id in ids:
-        induce_rules.delay(kb_id)
+        jobs.rule_induction_enqueue(knowledge_base_id=kb_id)
     return len(ids)
 
 
 @shared_task
-def requeue_stale_detections() -> int:
-    """Every few minutes (Celery beat): turns whose check was lost with a dead worker are checked again."""
-    from conflicts.services.detection import detection_requeue_stale
+def sweep_jobs() -> dict:
+    """Every TASK_SWEEP_INTERVAL_S (Celery beat): work rows a dead worker or an unreachable broker left
+    queued are sent again."""
+    from conflicts.jobs import jobs_sweep
 
-    return detection_requeue_stale()
+    return jobs_sweep()

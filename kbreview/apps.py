@@ -1,10 +1,13 @@
 from django.apps import AppConfig
+from django.utils.module_loading import autodiscover_modules
 
 
 class KbreviewConfig(AppConfig):
     name = "kbreview"
 
     def ready(self) -> None:
-        from kbreview.celery import log_task_mode_once
+        from kbreview.celery import ensure_broker_folders
 
-        log_task_mode_once()
+        ensure_broker_folders()  # the filesystem broker's folders, before anything enqueues
+        # Register every app's tasks in this process too: conflicts.jobs sends them by name.
+        autodiscover_modules("tasks")

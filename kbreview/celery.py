@@ -1,11 +1,12 @@
-"""The Celery app. With REDIS_URL: Redis broker and result store. Without: tasks run in-process."""
+"""The Celery app: the one path for background work, with Redis (REDIS_URL) or, without it, kombu's
+filesystem transport in ./var. Workers and beat lower their CPU priority at start-up."""
 from __future__ import annotations
 
 import logging
 import os
 
 from celery import Celery
-from celery.signals import celeryd_init
+from celery.signals import beat_init, celeryd_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
 
@@ -14,22 +15,47 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 logger = logging.getLogger(__name__)
-_eager_notice_logged = False
 
 
-def log_task_mode_once() -> None:
-    """Say once per process how tasks will run, so nobody wonders where a worker went."""
-    global _eager_notice_logged
-    if _eager_notice_logged:
-        return
-    _eager_notice_logged = True
-    if app.conf.task_always_eager:
-        logger.warning("REDIS_URL is not set: Celery tasks run in-process (no worker, no beat).")
-    else:
-        logger.info("Celery broker: %s", app.conf.broker_url)
+def claim_expiry():
+    """Work claimed before this moment belongs to a dead worker: Celery kills any task that runs past
+    its hard time limit, so a claim (or a re-sync's last progress) older than that is abandoned."""
+    import datetime as dt
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    return timezone.now() - dt.timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+
+
+def lower_priority() -> None:
+    """Background work yields the cores to the web process (also in production: same settings)."""
+    from django.conf import settings
+
+    if settings.WORKER_NICENESS > 0:
+        os.nice(settings.WORKER_NICENESS)
+
+
+def broker_folders() -> list[str]:
+    """The filesystem transport's folders (empty with Redis); made before a worker or a web process uses them."""
+    options = app.conf.broker_transport_options or {}
+    return [options[k] for k in ("data_folder_in", "data_folder_out", "control_folder") if k in options]
+
+
+def ensure_broker_folders() -> None:
+    for folder in broker_folders():
+        os.makedirs(folder, exist_ok=True)
 
 
 @celeryd_init.connect
-def _refuse_worker_without_broker(**_kwargs) -> None:
-    if app.conf.task_always_eager:
-        raise RuntimeError("Set REDIS_URL to start a Celery worker; without it tasks already run in-process.")
+def _worker_start(**_kwargs) -> None:
+    # Before the pool forks, so every child inherits the lower priority.
+    ensure_broker_folders()
+    lower_priority()
+    logger.info("Celery worker on %s, niceness %s", app.conf.broker_url, os.nice(0))
+
+
+@beat_init.connect
+def _beat_start(**_kwargs) -> None:
+    ensure_broker_folders()
+    lower_priority()

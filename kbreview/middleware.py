@@ -1,12 +1,16 @@
 """Edge checks: oversize API bodies get a JSON 413 (instead of Django's generic 400); console query
-strings the database cannot hold get a 400."""
+strings the database cannot hold get a 400; a request that loses the database gets a 503."""
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.cache import patch_cache_control
 
 from kbreview.input_limits import text_problem
+
+logger = logging.getLogger(__name__)
 
 
 class ApiBodyLimitMiddleware:
@@ -25,6 +29,40 @@ class ApiBodyLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+DATABASE_RETRY_AFTER_S = 5
+
+
+def database_unavailable_response(request, exception) -> HttpResponse:
+    """503 with Retry-After and the cause, for a request that lost the database."""
+    logger.error("database unavailable during %s %s: %s", request.method, request.path, exception)
+    detail = f"the database is unavailable; retry after {DATABASE_RETRY_AFTER_S} s"
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": detail, "cause": "database_unavailable"}, status=503)
+    else:
+        response = HttpResponse(f"Service unavailable: {detail}.", status=503, content_type="text/plain")
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    response["X-Unavailable-Cause"] = "database"
+    return response
+
+
+class DatabaseUnavailableMiddleware:
+    """A request that loses the database answers 503 with Retry-After and the cause, never a 500 with a
+    traceback. Its transaction was rolled back by PostgreSQL, so nothing is half-written."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.db import InterfaceError, OperationalError
+
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            return database_unavailable_response(request, exception)
+        return None
 
 
 class RefuseUnstorableQueryMiddleware:

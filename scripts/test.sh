@@ -8,7 +8,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null
   else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi
 fi
-# The worker test talks to Redis on 127.0.0.1:6379; start one if none answers and redis-server exists.
+# Worker and fault tests start their own Redis (redis-server) and talk to one on 127.0.0.1:6379.
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "Installing Debian's redis-server for the worker and fault tests..."
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi
+fi
 if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 ping >/dev/null 2>&1; then
   if command -v redis-server >/dev/null 2>&1; then
     redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null

@@ -5,6 +5,21 @@ from articles.services import knowledge_base_get_or_create
 pytest_plugins = ["tests.support.scripted_llm"]
 
 
+@pytest.fixture(autouse=True)
+def tasks_in_process(request):
+    """Background tasks run in this process when their transaction commits (Celery's eager mode), so a
+    test sees their effect; tests marked `worker` start real workers instead."""
+    if request.node.get_closest_marker("worker"):
+        yield
+        return
+    from kbreview.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.update(task_always_eager=True, task_eager_propagates=True)
+    yield
+    app.conf.update(task_always_eager=saved[0], task_eager_propagates=saved[1])
+
+
 @pytest.fixture
 def kb(db):
     return knowledge_base_get_or_create(slug="acme", name="Acme Ferries")

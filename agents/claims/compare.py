@@ -23,6 +23,7 @@ LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims on
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
 NEAR_COPY_RATIO = 0.8
+NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
 POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|before|after|claim|report|exchange|"
                           r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
@@ -37,6 +38,7 @@ up to""".split())
 HEAD_WINDOW_WORDS = 4
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
+UNNAMED_VALUE_MIN_SIMILARITY = 0.7
 VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
               DATE: "date", AGE: "eligibility", QUANTITY: "quantity", COUNT: "quantity"}
 
@@ -66,7 +68,9 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     if similarity >= STRONG_SIMILARITY:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
-    return not head_x or not head_y or bool(head_x & head_y)
+    if not head_x or not head_y:  # nothing names what one value is of: the sentences must say it
+        return similarity >= UNNAMED_VALUE_MIN_SIMILARITY
+    return bool(head_x & head_y)
 
 
 def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
@@ -151,6 +155,8 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
     words_a, words_b = a.claim.text.split(), b.claim.text.split()
+    if max(len(words_a), len(words_b)) > NEAR_COPY_MAX_WORDS:
+        return None  # the diff is quadratic; a near-copy is a sentence, not a page
     matcher = difflib.SequenceMatcher(None, [w.lower() for w in words_a], [w.lower() for w in words_b], autojunk=False)
     if len(words_a) < 5 or matcher.ratio() < NEAR_COPY_RATIO:
         return None

@@ -14,6 +14,8 @@ SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u2
 ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|no|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
 ANSWER_OPENING_RE = re.compile(r"^(?:yes|no|sorry|unfortunately|absolutely|of course)\b", re.I)
 MIN_CLAIM_CHARS = 12
+MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
+MAX_CLAIMS = 400  # per article: a check's cost stays bounded whatever is imported
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,23 @@ def _sentences(line: str) -> list[tuple[int, int]]:
             continue
         cuts.append(match.end())
     cuts.append(len(line))
-    return [(a, b) for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        spans.extend(_bounded(line, a, b))
+    return [(a, b) for a, b in spans if line[a:b].strip()]
+
+
+def _bounded(line: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut a span longer than MAX_CLAIM_CHARS at its last clause break (or space) before the limit."""
+    spans = []
+    while end - start > MAX_CLAIM_CHARS:
+        window = line[start:start + MAX_CLAIM_CHARS]
+        cut = max(window.rfind("; "), window.rfind(", "), window.rfind(" "))
+        cut = start + (cut + 1 if cut > MAX_CLAIM_CHARS // 4 else MAX_CLAIM_CHARS)
+        spans.append((start, cut))
+        start = cut
+    spans.append((start, end))
+    return spans
 
 
 def split_claims(title: str, body: str) -> list[Claim]:
@@ -74,4 +92,4 @@ def split_claims(title: str, body: str) -> list[Claim]:
             claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context))
         if content.rstrip().endswith(":") and marker:
             heading = f"{title} \u2014 {content.strip().rstrip(':')}"
-    return claims
+    return claims[:MAX_CLAIMS]

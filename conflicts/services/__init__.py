@@ -1,6 +1,6 @@
 """Every write of the conflicts app, one module per concern; import from here."""
 from conflicts.services.answering import AnswerResponse, answer_question
-from conflicts.services.detection import detection_dispatch, turn_detect
+from conflicts.services.detection import turn_detect
 from conflicts.services.review import (
     ConflictStateError,
     ArticleFix,
@@ -43,7 +43,6 @@ __all__ = [
     "conflict_transition",
     "conflict_unsnooze",
     "conflicts_bulk",
-    "detection_dispatch",
     "turn_detect",
     "turn_reply_record",
     "turn_report",

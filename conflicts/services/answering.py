@@ -18,7 +18,8 @@ from agents.answer import EXTRACTIVE_ARTICLES, GeneratedAnswer, Passage, extract
 from agents.igd.arithmetic import Mode
 from agents.igd.decoding import Backend
 from agents.igd.pipeline import ANSWER_PARAMS, IGDAnswer, igd_answer
-from agents.llm import LLMError, llm_config_for
+from agents.llm import LLMError
+from agents.configuration import llm_config_for
 from articles.models import ArticleVersion, KnowledgeBase
 from articles.selectors import SearchHit, search
 from conflicts.models import AnswerMode, AnswerSettings, Turn, TurnSource

@@ -14,15 +14,18 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.claims import ClaimVectors
 from agents.detection import STATUS_CAPPED, run_detection
-from agents.llm import LLMError, llm_config_for
-from agents.types import ArticleText, ConflictFinding, pair_key
+from agents.llm import LLMError
+from agents.configuration import llm_config_for
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
 from articles.embeddings import embed_texts
 from articles.models import ArticleStatus
+from conflicts import jobs
 from conflicts.models import (
     ActivityKind,
     ArticleUsage,
@@ -42,10 +45,8 @@ from conflicts.services.review import conflict_regress, conflict_sighting_wake
 
 logger = logging.getLogger(__name__)
 
-# Detection must not hold up a reply, so it runs on threads of its own: one pool runs turns in the
-# background (embedded mode, no Celery), the other bounds each check by DETECTION_TIMEOUT_S.
-# Sized for an LLM answering in seconds: most of a check is waiting on the network, not the CPU.
-_background = ThreadPoolExecutor(max_workers=16, thread_name_prefix="kbreview-turn")
+# Each check runs on a thread of its own so that DETECTION_TIMEOUT_S bounds it even when an LLM call
+# hangs. Sized for an LLM answering in seconds: most of a check is waiting on the network.
 _bounded = ThreadPoolExecutor(max_workers=32, thread_name_prefix="kbreview-detect")
 
 IMPACT_EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
@@ -71,56 +72,6 @@ def claim_detector_warm_up() -> None:
     sample = [ArticleText(ref="warm-1", title="Warm-up", body="Open 9 am to 5 pm; a day pass costs €10 (2 hours)."),
               ArticleText(ref="warm-2", title="Warm-up", body="Call +44 20 7946 0018 by 1 March 2026.")]
     detect_claim_conflicts(articles=sample, vectors=claim_vectors())
-
-
-def detection_dispatch(*, turn_id: int) -> None:
-    """Start checking a turn where settings.DETECTION_DISPATCH says: a Celery worker, the detection
-    process beside this one, a thread of this process, or right here (inline)."""
-    mode = settings.DETECTION_DISPATCH
-    if mode == "celery":
-        from conflicts.tasks import detect_turn
-
-        detect_turn.delay(turn_id)
-    elif mode == "process":
-        from conflicts.services.detection_process import submit_to_detection_process
-
-        submit_to_detection_process(turn_id=turn_id)
-    elif mode == "thread":
-        detect_in_background(turn_id=turn_id)
-    elif mode == "inline":
-        turn_detect(turn_id=turn_id)
-
-
-def detect_in_background(*, turn_id: int) -> None:
-    _background.submit(_detect_on_thread, turn_id)
-
-
-def drain_background() -> None:
-    """Wait for every check handed to this process's threads (a detection process about to exit)."""
-    _background.shutdown(wait=True)
-
-
-def detection_requeue_stale(*, older_than_s: float = 300.0) -> int:
-    """Dispatch again every run still queued after `older_than_s` (a worker or process died mid-check).
-
-    Safe to repeat: turn_detect skips finished runs and occurrences are unique per turn.
-    """
-    cutoff = timezone.now() - dt.timedelta(seconds=older_than_s)
-    stale = list(
-        DetectionRun.objects.filter(outcome=DetectionOutcome.QUEUED, created_at__lt=cutoff).values_list("turn_id", flat=True)
-    )
-    for turn_id in stale:
-        detection_dispatch(turn_id=turn_id)
-    return len(stale)
-
-
-def _detect_on_thread(turn_id: int) -> None:
-    try:
-        turn_detect(turn_id=turn_id)
-    except Exception:  # the reply is already out; log, the run stays queued for a retry
-        logger.exception("detection of turn %s failed", turn_id)
-    finally:
-        close_old_connections()
 
 
 def _article_texts(*, turn: Turn) -> tuple[list[ArticleText], dict[str, ArticleUsage]]:
@@ -241,9 +192,7 @@ def conflict_record(
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
         conflict.save()
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
-            from conflicts.services.suggestions import suggestion_enqueue
-
-            suggestion_enqueue(conflict_id=conflict.pk)
+            jobs.suggestion_enqueue(conflict_id=conflict.pk)
     return conflict
 
 
@@ -257,7 +206,36 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
+class ClaimLost(Exception):
+    """Another worker finished or took over this check (ours outlived its claim): write nothing."""
+
+
+def _claim(*, turn_id: int) -> dt.datetime | None:
+    """Take the turn's queued check with one conditional update; None if another worker holds it."""
+    now = timezone.now()
+    taken = (
+        DetectionRun.objects.filter(turn_id=turn_id, outcome=DetectionOutcome.QUEUED)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.claim_expiry()))
+        .update(claimed_at=now, attempts=F("attempts") + 1)
+    )
+    return now if taken else None
+
+
+def _hold(run: DetectionRun) -> None:
+    """Lock the run for this transaction, provided our claim still stands."""
+    if not DetectionRun.objects.select_for_update().filter(
+        pk=run.pk, outcome=DetectionOutcome.QUEUED, claimed_at=run.claimed_at
+    ).exists():
+        raise ClaimLost(f"turn {run.turn_id}")
+
+
 def _finish(run: DetectionRun, *, outcome: str, reason: str = "", **fields) -> DetectionRun:
+    with transaction.atomic():
+        _hold(run)
+        return _save_outcome(run, outcome=outcome, reason=reason, **fields)
+
+
+def _save_outcome(run: DetectionRun, *, outcome: str, reason: str, **fields) -> DetectionRun:
     run.outcome = outcome
     run.reason = reason[:2000]
     run.finished_at = timezone.now()
@@ -270,10 +248,27 @@ def _finish(run: DetectionRun, *, outcome: str, reason: str = "", **fields) -> D
 
 
 def turn_detect(*, turn_id: int) -> DetectionRun:
-    """Check one turn's retrieval set once; a finished run is returned unchanged (idempotent)."""
+    """Check one turn's retrieval set once; a finished run, or one another worker holds, is returned
+    unchanged (idempotent: duplicate messages and re-sent work do nothing)."""
     run = DetectionRun.objects.select_related("turn").get(turn_id=turn_id)
     if run.outcome in FINISHED_OUTCOMES:
         return run
+    claim = _claim(turn_id=turn_id)
+    if claim is None:
+        return run
+    run.refresh_from_db(fields=["claimed_at", "attempts"])
+    try:
+        return _detect_claimed(run)
+    except ClaimLost:
+        logger.warning("detection of turn %s outlived its claim; the other worker's result stands", turn_id)
+        return DetectionRun.objects.get(pk=run.pk)
+    except BaseException:
+        # Let a retry (or the sweeper) take it again at once rather than after the claim expires.
+        DetectionRun.objects.filter(pk=run.pk, claimed_at=claim, outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
+        raise
+
+
+def _detect_claimed(run: DetectionRun) -> DetectionRun:
     turn = run.turn
     articles, usages = _article_texts(turn=turn)
     detector = settings.DETECTION_DETECTOR
@@ -310,14 +305,15 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
         return _finish(run, outcome=DetectionOutcome.SKIPPED, detector=detector,
                        reason="fewer than 2 live articles", articles_checked=outcome.articles_considered)
     with transaction.atomic():
+        _hold(run)  # before any write: what a turn's check records is written once
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
         for finding in outcome.findings:
             conflict_record(turn=turn, finding=finding, usages=usages, detector=finding.detector)
         n = outcome.articles_considered
-        return _finish(
+        return _save_outcome(
             run,
             outcome=DetectionOutcome.CAPPED if outcome.status == STATUS_CAPPED else DetectionOutcome.OK,
-            reason="only the 20 best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
+            reason=f"only the {MAX_ARTICLES_CHECKED} best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
             detector=detector,
             articles_checked=n,
             pairs_checked=n * (n - 1) // 2,

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from articles.models import Article, ArticleStatus, ArticleVersion, VersionReason
 from articles.services import StaleVersionError, article_delete, article_edit, article_reindex
+from conflicts import jobs
 from conflicts.models import (
     ActivityKind,
     Conflict,
@@ -19,6 +20,7 @@ from conflicts.models import (
     ConflictSubstatus,
     ReviewWinner,
 )
+from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
     ConflictStatus.PROCESSED: ActivityKind.RESOLVED,
@@ -148,6 +150,7 @@ def conflict_resolve(
             reviewed_version_high_id=versions[locked.article_high_id],
             **_REVIEW_RESETS,
         )
+        suggestion_record_use(conflict=resolved)
     for fix in fixes:
         article_reindex(article_id=fix.article_id)
     return resolved
@@ -175,8 +178,6 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
 
 
 def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Conflict:
-    from conflicts.services.suggestions import suggestion_enqueue
-
     reopened = conflict_transition(
         conflict=conflict,
         to_status=ConflictStatus.OPEN,
@@ -185,7 +186,7 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         note=note,
         **_REVIEW_RESETS,
     )
-    suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
+    jobs.suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
 
 

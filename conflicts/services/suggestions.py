@@ -9,10 +9,11 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from agents.llm import LLMError, llm_config_for
+from agents.llm import LLMError
+from agents.configuration import llm_config_for
 from agents.macr.induction import induce_with_llm
 from agents.macr.observer import OUTCOME_BOTH, OUTCOME_NEITHER, Decision, induce_rules
 from agents.macr.pipeline import suggest_for_conflict
@@ -24,17 +25,20 @@ from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
 from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import search
+from conflicts import jobs
 from conflicts.models import (
     Conflict,
     ConflictStatus,
     InductionRun,
     InductionStatus,
+    JobStatus,
     ResolutionRule,
     ResolutionSuggestion,
     ReviewWinner,
     RuleKind,
     RuleOrigin,
     RuleStatus,
+    SuggestionJob,
     SuggestionStatus,
 )
 
@@ -139,7 +143,41 @@ def _suggest_with_llm(*, conflict: Conflict, a: ArticleText, b: ArticleText, con
     )
 
 
-def suggestion_compute(*, conflict_id: int) -> ResolutionSuggestion:
+class SuggestionClaimLost(Exception):
+    """The job was finished or taken over by another worker while this one computed: write nothing."""
+
+
+def suggestion_job_run(*, job_id: int) -> SuggestionJob:
+    """Claim a queued suggestion job (one conditional update) and compute it; a job that is finished,
+    or held by another worker, is returned unchanged."""
+    claim = timezone.now()
+    taken = (
+        SuggestionJob.objects.filter(pk=job_id)
+        .filter(Q(status=JobStatus.QUEUED) | Q(status=JobStatus.RUNNING, claimed_at__lt=jobs.claim_expiry()))
+        .update(status=JobStatus.RUNNING, claimed_at=claim, attempts=F("attempts") + 1)
+    )
+    job = SuggestionJob.objects.get(pk=job_id)
+    if not taken:
+        return job
+    try:
+        suggestion_compute(conflict_id=job.conflict_id, job=job)
+    except SuggestionClaimLost:
+        logger.warning("suggestion job %s outlived its claim; the other worker's result stands", job_id)
+    job.refresh_from_db()
+    return job
+
+
+def suggestion_job_release(*, job: SuggestionJob, error: str, final: bool) -> None:
+    """A computation raised: queue the job again for a retry, or record why it failed for good."""
+    SuggestionJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, claimed_at=job.claimed_at).update(
+        status=JobStatus.FAILED if final else JobStatus.QUEUED,
+        claimed_at=None,
+        error=error[:2000],
+        finished_at=timezone.now() if final else None,
+    )
+
+
+def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) -> ResolutionSuggestion:
     """(Re)compute the suggestion for one conflict from its articles' current versions. Idempotent.
 
     Executable rules first (free, no LLM); a conflict they do not cover goes to the LLM path of MACR
@@ -183,13 +221,13 @@ def suggestion_compute(*, conflict_id: int) -> ResolutionSuggestion:
                 }
     return _suggestion_store(
         conflict=conflict, result=None if failure else result, failure=failure, llm_calls=llm_calls,
-        feedback=feedback, rules=rules, rule_base_version=version,
+        feedback=feedback, rules=rules, rule_base_version=version, job=job,
     )
 
 
 def _suggestion_store(
     *, conflict: Conflict, result: Suggestion | None, failure: str, llm_calls: int, feedback: dict, rules: list[Rule],
-    rule_base_version: int,
+    rule_base_version: int, job: SuggestionJob | None = None,
 ) -> ResolutionSuggestion:
     low, high = conflict.article_low, conflict.article_high
     by_ref = {low.external_ref: low, high.external_ref: high}
@@ -201,6 +239,12 @@ def _suggestion_store(
     else:
         status = SuggestionStatus.SUGGESTED if winner else SuggestionStatus.ABSTAINED
     with transaction.atomic():
+        if job is not None:
+            held = SuggestionJob.objects.select_for_update().filter(
+                pk=job.pk, status=JobStatus.RUNNING, claimed_at=job.claimed_at
+            )
+            if not held.update(status=JobStatus.DONE, finished_at=timezone.now(), error=""):
+                raise SuggestionClaimLost(f"job {job.pk}")
         suggestion, _ = ResolutionSuggestion.objects.update_or_create(
             conflict=conflict,
             defaults={
@@ -220,18 +264,29 @@ def _suggestion_store(
                 "feedback": feedback,
             },
         )
-        if used:
-            ResolutionRule.objects.filter(knowledge_base=conflict.knowledge_base, rule_id__in=list(used)).update(
-                times_applied=F("times_applied") + 1
-            )
     return suggestion
 
 
-def suggestion_enqueue(*, conflict_id: int) -> None:
-    """Compute the suggestion once the current transaction commits (a worker, or in-process without one)."""
-    from conflicts.tasks import compute_suggestion
+def suggestion_record_use(*, conflict: Conflict) -> int:
+    """A reviewer resolved the conflict the way its suggestion said: count one real use of its rules.
 
-    transaction.on_commit(lambda: compute_suggestion.delay(conflict_id))
+    (Computing a suggestion is not a use; the same rule may be suggested many times and never followed.)
+    """
+    suggestion = ResolutionSuggestion.objects.filter(conflict=conflict, status=SuggestionStatus.SUGGESTED).first()
+    if suggestion is None or not suggestion.rules:
+        return 0
+    followed = {ReviewWinner.LOW: conflict.article_low_id, ReviewWinner.HIGH: conflict.article_high_id}.get(conflict.winner)
+    if followed is None or followed != suggestion.winner_id:
+        return 0
+    return ResolutionRule.objects.filter(
+        knowledge_base_id=conflict.knowledge_base_id, rule_id__in=[r["id"] for r in suggestion.rules]
+    ).update(times_applied=F("times_applied") + 1)
+
+
+def suggestion_enqueue(*, conflict_id: int, force: bool = False) -> None:
+    """Compute the suggestion on a worker once the current transaction commits (once per article versions;
+    `force`: a reviewer asked for it again)."""
+    jobs.suggestion_enqueue(conflict_id=conflict_id, force=force)
 
 
 def _outcome(conflict: Conflict) -> str:
@@ -395,6 +450,4 @@ def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> Reso
 
 def rule_induction_enqueue(*, knowledge_base: KnowledgeBase, actor=None) -> None:
     """Run the Observer now (ops asked for it), after the request's transaction commits."""
-    from conflicts.tasks import induce_rules
-
-    transaction.on_commit(lambda: induce_rules.delay(knowledge_base.pk, actor.pk if actor else None))
+    jobs.rule_induction_enqueue(knowledge_base_id=knowledge_base.pk, actor_id=actor.pk if actor else None)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from agents.citations import cited_refs
 from articles.audit import audit_event_record
 from articles.models import Article, ArticleStatus, AuditAction, KnowledgeBase
+from conflicts import jobs
 from conflicts.models import (
     ArticleUsage,
     Citation,
@@ -114,9 +115,7 @@ def turn_report(
                 )
             else:
                 DetectionRun.objects.create(turn=turn)
-                from conflicts.services.detection import detection_dispatch
-
-                transaction.on_commit(lambda: detection_dispatch(turn_id=turn.pk))
+                jobs.detection_enqueue(turn_id=turn.pk)
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
     except IntegrityError:

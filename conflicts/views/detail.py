@@ -15,7 +15,7 @@ from conflicts import selectors
 from conflicts.forms import AssignForm, CommentForm, DismissForm, ReopenForm, ResolveForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
-from agents.llm import llm_config_for
+from agents.configuration import llm_config_for
 from conflicts.services import (
     ConflictStateError,
     conflict_assign,
@@ -213,7 +213,7 @@ def conflict_preview(request, pk: int):
 @require_POST
 def conflict_suggestion_recompute(request, pk: int):
     conflict = _conflict_or_404(request, pk)
-    suggestion_enqueue(conflict_id=conflict.pk)
+    suggestion_enqueue(conflict_id=conflict.pk, force=True)
     return _done(request, conflict, "The suggestion is being recomputed.")
 
 

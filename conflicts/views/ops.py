@@ -8,8 +8,7 @@ from django.views.decorators.http import require_POST
 
 from articles.models import IndexSyncJob, Role, SyncStatus
 from articles.selectors import stale_articles
-from articles.services import index_sync_job_create
-from conflicts import selectors
+from conflicts import jobs, selectors
 from conflicts.forms import ApiTokenForm, ResyncForm
 from conflicts.models import ApiToken
 from conflicts.permissions import kb_view
@@ -59,8 +58,7 @@ def ops_home(request):
 def ops_resync(request):
     form = ResyncForm(request.POST)
     full = form.is_valid() and form.cleaned_data["full"]
-    job = index_sync_job_create(knowledge_base=request.kb, full=full, actor=request.user)
-    job.refresh_from_db()  # without a broker the job ran when the transaction committed
+    job = jobs.index_sync_start(knowledge_base=request.kb, full=full, actor=request.user)
     if not request.htmx:
         messages.success(request, "Re-sync started.")
         return redirect(reverse("ops_home"))

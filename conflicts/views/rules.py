@@ -5,7 +5,7 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from agents.llm import llm_config_for
+from agents.configuration import llm_config_for
 from articles.models import Role
 from conflicts import selectors
 from conflicts.models import ResolutionRule

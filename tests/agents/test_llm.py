@@ -8,6 +8,7 @@ import time
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from agents.configuration import llm_config_for
 from agents.llm import (
     DEFAULT_MAX_TOKENS,
     MIN_STRING_CHARS,
@@ -19,7 +20,6 @@ from agents.llm import (
     complete_json_reply,
     generate_with_top_logprobs,
     learnt_json_mode,
-    llm_config_for,
     sample_texts,
     schema_problem,
     token_logprobs,

@@ -137,3 +137,50 @@ def test_incremental_resync_touches_only_changed_articles(kb):
     assert set(Chunk.objects.filter(article=b).values_list("pk", flat=True)) == chunk_ids_b  # untouched
     assert not stale_articles(knowledge_base=kb).exists()
     assert Chunk.objects.get(article=a).text == "Bikes cost 4 euros on all routes."
+
+
+# --- re-sync jobs: claimed once, progress with a heartbeat, a failure that says why ---------------
+
+
+@pytest.mark.django_db
+def test_a_sync_job_is_claimed_once_and_reports_progress(kb):
+    import datetime as dt
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from articles.models import IndexSyncJob, SyncStatus
+    from articles.services import index_sync_job_run
+    from tests.factories import make_article
+
+    make_article(kb, "faq-a", "Alpha text.", index=False)
+    held = IndexSyncJob.objects.create(knowledge_base=kb, status=SyncStatus.RUNNING, heartbeat_at=timezone.now())
+    assert index_sync_job_run(job_id=held.pk).status == SyncStatus.RUNNING  # a live worker has it
+    IndexSyncJob.objects.filter(pk=held.pk).update(
+        heartbeat_at=timezone.now() - dt.timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 1)
+    )
+    job = index_sync_job_run(job_id=held.pk)  # that worker died: taken over and run to the end
+    assert (job.status, job.done, job.total, job.attempts) == (SyncStatus.DONE, 1, 1, 1)
+    assert job.started_at <= job.heartbeat_at <= job.finished_at
+    assert job.rate_per_s > 0
+    assert index_sync_job_run(job_id=job.pk).finished_at == job.finished_at  # finished: left alone
+
+
+@pytest.mark.django_db
+def test_a_failed_sync_job_records_why(kb, monkeypatch):
+    from articles import services
+    from articles.models import IndexSyncJob, SyncStatus
+    from tests.factories import make_article
+
+    make_article(kb, "faq-a", "Alpha text.", index=False)
+    job = IndexSyncJob.objects.create(knowledge_base=kb, full=True)
+
+    def broken_batch(article_ids):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(services, "_index_batch", broken_batch)
+    with pytest.raises(OSError):
+        services.index_sync_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == SyncStatus.FAILED and job.finished_at is not None
+    assert job.error == "OSError: No space left on device"

@@ -29,7 +29,33 @@ def test_official_pdf_with_effective_date_beats_a_newer_careless_copy(kb):
     assert "€22" in suggestion.proposed_edit and "€18" not in suggestion.proposed_edit
     used = [r["id"] for r in suggestion.rules]
     assert used and "official" in used[0]
+    # Computing is not using: the count moves when a reviewer resolves the conflict as suggested.
+    suggestion_compute(conflict_id=conflict.pk)
+    assert ResolutionRule.objects.get(knowledge_base=kb, rule_id=used[0]).times_applied == 0
+    conflict_resolve(
+        conflict=conflict,
+        fixes=[ArticleFix(article_id=web.pk, expected_version_id=web.current_version_id, action="edit",
+                          body=suggestion.proposed_edit)],
+        note="as suggested",
+    )
     assert ResolutionRule.objects.get(knowledge_base=kb, rule_id=used[0]).times_applied == 1
+
+
+@pytest.mark.django_db
+def test_a_resolution_against_the_suggestion_is_no_use_of_its_rules(kb):
+    pdf = make_article(kb, "pdf-fares", "Fares Policy\n\nEffective 1 March 2026. A single adult ticket costs €22.",
+                       title="Fares Policy 2026", source="pdf", updated_at=dt.date(2026, 2, 20), index=False)
+    web = make_article(kb, "web-fares", "A single adult ticket costs €18.", title="Fares",
+                       source="web", updated_at=dt.date(2026, 6, 1), index=False)
+    conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
+    used = [r["id"] for r in suggestion_compute(conflict_id=conflict.pk).rules]
+    conflict_resolve(
+        conflict=conflict,
+        fixes=[ArticleFix(article_id=pdf.pk, expected_version_id=pdf.current_version_id, action="edit",
+                          body="A single adult ticket costs €18.")],
+        note="the web page was right",
+    )
+    assert ResolutionRule.objects.get(knowledge_base=kb, rule_id=used[0]).times_applied == 0
 
 
 @pytest.mark.django_db

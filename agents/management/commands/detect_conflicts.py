@@ -19,7 +19,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.claims import ClaimVectors
 from agents.detection import DETECTORS, run_detection
-from agents.llm import JSON_MODES, LLMConfig, LLMError, llm_config_for
+from agents.llm import JSON_MODES, LLMConfig, LLMError
+from agents.configuration import llm_config_for
 from agents.types import ArticleText
 from articles.embeddings import embed_texts
 
