@@ -175,10 +175,10 @@ def test_a_failed_sync_job_records_why(kb, monkeypatch):
     make_article(kb, "faq-a", "Alpha text.", index=False)
     job = IndexSyncJob.objects.create(knowledge_base=kb, full=True)
 
-    def broken_batch(article_ids):
+    def broken_write(planned, vectors):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(services, "_index_batch", broken_batch)
+    monkeypatch.setattr(services, "_index_write", broken_write)  # the re-sync's database writes fail
     with pytest.raises(OSError):
         services.index_sync_job_run(job_id=job.pk)
     job.refresh_from_db()
