@@ -117,6 +117,16 @@ def _version_write(
     return version
 
 
+def article_locked_by_ref(*, knowledge_base: KnowledgeBase, ref: str) -> Article | None:
+    """The article with this ref, row-locked for the rest of the caller's transaction (or None)."""
+    return (
+        Article.objects.select_for_update(of=("self",))
+        .select_related("current_version")
+        .filter(knowledge_base=knowledge_base, external_ref=ref)
+        .first()
+    )
+
+
 def article_upsert(
     *,
     knowledge_base: KnowledgeBase,
@@ -125,12 +135,7 @@ def article_upsert(
 ) -> tuple[Article, str]:
     """Create or update one article from parsed input. Returns (article, "created" | "updated" | "unchanged")."""
     with transaction.atomic():
-        article = (
-            Article.objects.select_for_update(of=("self",))
-            .select_related("current_version")
-            .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
-            .first()
-        )
+        article = article_locked_by_ref(knowledge_base=knowledge_base, ref=parsed.ref)
         if article is None:
             article = Article.objects.create(
                 knowledge_base=knowledge_base,

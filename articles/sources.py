@@ -51,6 +51,7 @@ from articles.models import (
 from articles.services import (
     ArticleInputError,
     article_delete,
+    article_locked_by_ref,
     article_restore,
     article_upsert,
     articles_reindex,
@@ -538,12 +539,7 @@ def _apply_page(run: _Run, *, key: str, parsed: ParsedArticle, raw_hash: str, et
     page = run.pages.get(key)
     new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
     with transaction.atomic():
-        article = (
-            Article.objects.select_for_update(of=("self",))
-            .select_related("current_version")
-            .filter(knowledge_base=knowledge_base, external_ref=parsed.ref)
-            .first()
-        )
+        article = article_locked_by_ref(knowledge_base=knowledge_base, ref=parsed.ref)
         if article is not None:
             owner = (
                 SourcePage.objects.filter(article=article)

@@ -79,11 +79,11 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
         masked = mask(claim.text, values)
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
+        affirmed, denied = channel_stances(claim.text)
         facts.append(ClaimFacts(claim=claim, values=values, negative=is_negative(claim.text),
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
                                 content=content_stems(strip_negation(claim.text)),
-                                channels_affirmed=channel_stances(claim.text)[0],
-                                channels_denied=channel_stances(claim.text)[1]))
+                                channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 
 
