@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
+import jsonschema.validators
 import openai
 
 logger = logging.getLogger(__name__)
@@ -567,65 +571,29 @@ def parse_json_object(content: str | None) -> dict:
     return parsed
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "boolean": (bool,),
-    "integer": (int,),
-    "number": (int, float),
-    "null": (type(None),),
-}
+# A message that repeats a long reply (e.g. "[...] is too long") is replaced by the rule it breaks.
+MAX_PROBLEM_CHARS = 200
 
 
-def schema_problem(value: Any, schema: dict, path: str = "$") -> str | None:
-    """The first way `value` breaks `schema`, or None.
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator_class.check_schema(schema)  # a broken schema is the project's bug: say so, loudly
+    return validator_class(schema)
 
-    Covers the subset strict structured outputs use (type, properties, required,
-    additionalProperties, items, enum, min/maxItems, anyOf); endpoints in json_object mode
-    enforce nothing, so this is what makes both modes return the same shapes.
+
+def schema_problem(value: Any, schema: dict) -> str | None:
+    """The most relevant way `value` breaks `schema` (jsonschema's best match), or None.
+
+    Named by the JSON path of the field at fault, e.g. "$.pairs[1]: 'type' is a required property".
+    Endpoints in json_object mode may enforce nothing, so this is what makes every mode return the
+    same shapes.
     """
-    if "anyOf" in schema:
-        if all(schema_problem(value, option, path) for option in schema["anyOf"]):
-            return f"{path}: matches none of anyOf"
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    if error is None:
         return None
-    expected = schema.get("type")
-    if expected is not None:
-        names = expected if isinstance(expected, list) else [expected]
-        if not any(_is_json_type(value, name) for name in names):
-            return f"{path}: expected {'/'.join(names)}, got {type(value).__name__}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{path}: {value!r} not in {schema['enum']}"
-    if isinstance(value, dict):
-        properties: dict = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                return f"{path}: missing {key!r}"
-        for key, item in value.items():
-            if key in properties:
-                problem = schema_problem(item, properties[key], f"{path}.{key}")
-                if problem:
-                    return problem
-            elif schema.get("additionalProperties") is False:
-                return f"{path}: unexpected {key!r}"
-            elif isinstance(schema.get("additionalProperties"), dict):
-                problem = schema_problem(item, schema["additionalProperties"], f"{path}.{key}")
-                if problem:
-                    return problem
-    if isinstance(value, list):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            return f"{path}: fewer than {schema['minItems']} items"
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"{path}: more than {schema['maxItems']} items"
-        if "items" in schema:
-            for index, item in enumerate(value):
-                problem = schema_problem(item, schema["items"], f"{path}[{index}]")
-                if problem:
-                    return problem
-    return None
-
-
-def _is_json_type(value: Any, name: str) -> bool:
-    if name in ("integer", "number") and isinstance(value, bool):
-        return False  # bool is an int in Python, never in JSON
-    return isinstance(value, _JSON_TYPES.get(name, (object,)))
+    message = error.message
+    if len(message) > MAX_PROBLEM_CHARS:
+        message = f"breaks {error.validator} {json.dumps(error.validator_value, ensure_ascii=False)[:80]}"
+    return f"{error.json_path}: {message}"

@@ -5,6 +5,7 @@ import json
 import socket
 import time
 
+import jsonschema.exceptions
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -218,13 +219,43 @@ def test_sample_texts_timeout_is_an_llm_error(scripted_llm):
     assert raised.value.reason == "timeout"
 
 
-# --- schema_problem -----------------------------------------------------------------------------
+# --- schema_problem (jsonschema) ------------------------------------------------------------------
 
-def test_schema_problem_names_the_path_of_the_first_problem():
-    schema = {"type": "object", "properties": {"items": {"type": "array", "items": SCHEMA}}, "required": ["items"]}
-    assert schema_problem({"items": [{"verdict": "yes", "score": 1}]}, schema) is None
-    problem = schema_problem({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no"}]}, schema)
-    assert problem == "$.items[1]: missing 'score'"
+LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "items": SCHEMA, "maxItems": 2}},
+               "required": ["items"]}
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no"}]}, "$.items[1]: 'score' is a required property"),
+    ({"items": [{"verdict": "maybe", "score": 1}]}, "$.items[0].verdict: 'maybe' is not one of ['yes', 'no']"),
+    ({"items": [{"verdict": "no", "score": True}]}, "$.items[0].score: True is not of type 'integer'"),
+    ({"items": [{"verdict": "no", "score": 1, "why": "x"}]},
+     "$.items[0]: Additional properties are not allowed ('why' was unexpected)"),
+    ({}, "$: 'items' is a required property"),
+])
+def test_schema_problem_names_the_field_at_fault(value, problem):
+    assert schema_problem(value, LIST_SCHEMA) == problem
+
+
+def test_schema_problem_is_none_for_a_valid_value():
+    assert schema_problem({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no", "score": 0}]}, LIST_SCHEMA) is None
+
+
+def test_schema_problem_names_the_rule_instead_of_repeating_a_long_reply():
+    long_items = [{"verdict": "yes", "score": index} for index in range(40)]
+    assert schema_problem({"items": long_items}, LIST_SCHEMA) == "$.items: breaks maxItems 2"
+
+
+def test_schema_problem_refuses_a_broken_schema():
+    with pytest.raises(jsonschema.exceptions.SchemaError):
+        schema_problem({}, {"type": "object", "required": "items"})
+
+
+def test_a_schema_mismatch_error_names_the_field(scripted_llm):
+    scripted_llm.push(answer({"verdict": "perhaps", "score": 1}))
+    with pytest.raises(LLMError) as raised:
+        ask(scripted_llm.config(json_mode="json_object"))
+    assert raised.value.detail == "$.verdict: 'perhaps' is not one of ['yes', 'no']"
 
 
 # --- the scripted server's benchmark features ---------------------------------------------------
