@@ -4,8 +4,9 @@ Every failure becomes one `LLMError` with a short `reason`, so callers (the turn
 the CLIs) can fail open and record "error: <reason>" without knowing the client's exception tree.
 
 Every call is bounded: `max_tokens` (each call's own budget, sized from what it asks for, unless the
-purpose's setting overrides it), a stop sequence where the output format allows one, and a reply
-cut by the limit (`finish_reason == "length"`) is an `output_cut` error rather than "invalid JSON".
+purpose's setting overrides it), a stop sequence where the output format allows one (free-text
+samples only: JSON has none that is safe, see the note at SAMPLE_STOP), and a reply cut by the limit
+(`finish_reason == "length"`) is an `output_cut` error rather than "invalid JSON".
 
 JSON replies are enforced by the server, not only asked for: `json_schema` (OpenAI and servers that
 take it), `json_object` with the schema inside `response_format` (llama.cpp's server, vLLM-style
@@ -42,9 +43,10 @@ PURPOSES: tuple[str, ...] = ("answer", "detection", "suggestions")
 DEFAULT_TIMEOUT_S = 30.0
 # A call that names no budget of its own; callers size theirs from their schema.
 DEFAULT_MAX_TOKENS = 1024
-# A JSON reply never needs a run of blank lines; a grammar-constrained small model that starts
-# emitting whitespace forever is stopped here instead of at max_tokens.
-JSON_STOP: tuple[str, ...] = ("\n\n\n\n",)
+# JSON calls send no stop sequence: no run of characters is safe to stop at, since llama.cpp-family
+# grammars let raw newlines into strings (see parse_json_object), so a whitespace stop could cut a
+# string the grammar and the parser both accept. Their work is bounded by max_tokens, and in
+# json_object mode by the schema's string bounds and the grammar's whitespace rule (one space).
 # Free-text samples are one short answer: a blank line ends them.
 SAMPLE_STOP: tuple[str, ...] = ("\n\n",)
 # How a server says "I do not take this response_format": OpenAI-style 400, FastAPI-validation 422,
@@ -305,7 +307,6 @@ def complete_json_reply(
             ],
             "response_format": response_format(mode, schema=schema, schema_name=schema_name, max_tokens=limit),
             "max_tokens": limit,
-            "stop": list(JSON_STOP),
         }
         if temperature is not None:
             params["temperature"] = temperature
@@ -556,16 +557,27 @@ def generate_with_top_logprobs(
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
+# Characters of the reply shown either side of where it stops being JSON.
+INVALID_JSON_CONTEXT_CHARS = 40
+
+
 def parse_json_object(content: str | None) -> dict:
-    """The reply as a JSON object; a reply wrapped in a code fence (common in json_object mode) is unwrapped."""
+    """The reply as a JSON object; a reply wrapped in a code fence (common in json_object mode) is unwrapped.
+
+    Control characters inside strings (a raw newline or tab) are accepted (`strict=False`): the
+    grammar llama-cpp-python builds from a schema lets any character but `"` and `\\` into a string
+    (0.3.16: `char ::= [^"\\] | "\\" ...`), and Gemma 3 270M does write raw newlines there. That is
+    the model's text, not broken structure; everything else JSON forbids is still refused.
+    """
     if not content or not content.strip():
         raise LLMError("invalid_json", "empty reply")
     fenced = _FENCE.match(content)
     text = fenced.group(1) if fenced else content
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, strict=False)
     except json.JSONDecodeError as error:
-        raise LLMError("invalid_json", f"{error.msg} at char {error.pos}") from error
+        around = text[max(0, error.pos - INVALID_JSON_CONTEXT_CHARS): error.pos + INVALID_JSON_CONTEXT_CHARS]
+        raise LLMError("invalid_json", f"{error.msg} (char {error.pos} of {len(text)}: {around!r})") from error
     if not isinstance(parsed, dict):
         raise LLMError("schema_mismatch", f"top level is {type(parsed).__name__}, not an object")
     return parsed
