@@ -255,6 +255,14 @@ def bounded_schema(schema: Any, *, max_chars: int) -> Any:
     return bounded
 
 
+def with_max_items(schema: dict, key: str, max_items: int) -> dict:
+    """A copy of an object `schema` whose list property `key` holds at most `max_items` items: what a call
+    can usefully get (one item per pair or rule asked about), so a server's grammar ends the list
+    instead of a small model repeating items until max_tokens."""
+    properties = schema["properties"]
+    return {**schema, "properties": {**properties, key: {**properties[key], "maxItems": max_items}}}
+
+
 def schema_instruction(schema: dict) -> str:
     """The schema in words, at the end of the user message: what a model reads whatever the chat format keeps."""
     return (

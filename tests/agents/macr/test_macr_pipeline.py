@@ -178,6 +178,8 @@ def test_textual_rules_are_applied_by_the_llm_and_made_up_sides_are_ignored(scri
     rule_calls = [r for r in scripted_llm.requests if schema_name(r) == "macr_rule_verdicts"]
     assert len(rule_calls) == 1  # both rules in one call for the pair
     assert "rule_id: fare-table-wins" in message_text(rule_calls[0], "user")
+    # one verdict per rule asked about at most: the grammar can end the list
+    assert rule_calls[0]["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["maxItems"] == 2
 
 
 def test_judge_follows_the_observer_protocol(scripted_llm):
