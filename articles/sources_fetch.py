@@ -156,6 +156,8 @@ class Fetcher:
             response = pool.urlopen(
                 "GET", target.path, headers=request_headers, redirect=False, preload_content=False, assert_same_host=False
             )
+        except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error, so first
+            raise FetchError(f"could not connect: {exc}") from None
         except urllib3.exceptions.TimeoutError:
             raise FetchError(f"no answer within {self.limits.timeout_s:g} s") from None
         except urllib3.exceptions.SSLError as exc:

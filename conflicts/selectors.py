@@ -174,8 +174,11 @@ def conflict_queue_page(*, conflicts: QuerySet, sort: str, size: int, after: str
 
 def snoozed_q(moment: dt.datetime) -> Q:
     """Conflicts snoozed at `moment` (the rule of Conflict.snoozed_at, as a query)."""
-    return Q(status=ConflictStatus.OPEN) & (
-        Q(snoozed_until__gt=moment) | Q(snoozed_until_seen__isnull=False, times_seen__lt=F("snoozed_until_seen"))
+    return (
+        Q(status=ConflictStatus.OPEN)
+        & (Q(snoozed_until__isnull=False) | Q(snoozed_until_seen__isnull=False))
+        & (Q(snoozed_until__isnull=True) | Q(snoozed_until__gt=moment))
+        & (Q(snoozed_until_seen__isnull=True) | Q(times_seen__lt=F("snoozed_until_seen")))
     )
 
 
