@@ -21,6 +21,7 @@ class Received:
     body: bytes
     signature_valid: bool
     answered: int
+    at: float  # time.monotonic() when it arrived
 
 
 @dataclass
@@ -53,6 +54,7 @@ class WebhookReceiver:
                 pass
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 given = self.headers.get("X-Kbreview-Signature", "")
                 valid = bool(receiver.secret) and hmac.compare_digest(given, receiver.expected_signature(body))
@@ -63,7 +65,7 @@ class WebhookReceiver:
                 # A real receiver refuses what it cannot verify.
                 status = answer.status if valid else 401
                 with receiver.lock:
-                    receiver.received.append(Received(self.path, dict(self.headers), body, valid, status))
+                    receiver.received.append(Received(self.path, dict(self.headers), body, valid, status, arrived))
                 payload = b"ok" if status < 300 else b"no"
                 try:
                     self.send_response(status)
