@@ -26,6 +26,8 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Earlier keys, still accepted after a rotation (sessions, signed values, stored webhook secrets).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 
 # --- security: refuse to start insecurely ---------------------------------------------------
 # Hosts only this machine can reach; any other name in DJANGO_ALLOWED_HOSTS means a deployment.
