@@ -117,6 +117,18 @@ def pinned_pool(scheme: str, host: str, port: int, address: str, *, timeout_s: f
     return urllib3.HTTPConnectionPool(address, **common)
 
 
+def request_failure(exc: urllib3.exceptions.HTTPError, *, timeout_s: float) -> str:
+    """What a request that failed before any answer means, in the words a report shows."""
+    # A refused connection is a subclass of the connect timeout, so it is told apart first.
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return f"could not connect: {exc}"
+    if isinstance(exc, urllib3.exceptions.TimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return f"TLS failed: {exc}"
+    return f"could not connect: {exc}"
+
+
 @dataclass
 class Fetcher:
     """One per sync: keeps a connection pool per checked address and each origin's robots.txt."""
@@ -156,14 +168,8 @@ class Fetcher:
             response = pool.urlopen(
                 "GET", target.path, headers=request_headers, redirect=False, preload_content=False, assert_same_host=False
             )
-        except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error, so first
-            raise FetchError(f"could not connect: {exc}") from None
-        except urllib3.exceptions.TimeoutError:
-            raise FetchError(f"no answer within {self.limits.timeout_s:g} s") from None
-        except urllib3.exceptions.SSLError as exc:
-            raise FetchError(f"TLS failed: {exc}") from None
         except urllib3.exceptions.HTTPError as exc:
-            raise FetchError(f"could not connect: {exc}") from None
+            raise FetchError(request_failure(exc, timeout_s=self.limits.timeout_s)) from None
         try:
             return self._read(url, response, accept=accept, deadline=deadline)
         except BaseException:

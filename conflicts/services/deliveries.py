@@ -24,7 +24,7 @@ from django.core.mail import EmailMessage
 from django.db.models import F, Q
 from django.utils import timezone
 
-from articles.sources_fetch import FetchError, Target, checked_address, pinned_pool
+from articles.sources_fetch import FetchError, Target, checked_address, pinned_pool, request_failure
 from kbreview.celery import claim_expiry
 from conflicts.models import DeliveryChannel, DeliveryStatus, NotificationDelivery
 from conflicts.services.notifications import InvalidSecret, SIGNATURE_HEADER, webhook_secret_reveal, webhook_signature
@@ -90,12 +90,8 @@ def _post_webhook(delivery: NotificationDelivery) -> int:
                     break
         finally:
             response.release_conn()
-    except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error, so first
-        raise DeliveryFailure(f"could not connect: {exc}") from None
-    except urllib3.exceptions.TimeoutError:
-        raise DeliveryFailure(f"no answer within {timeout_s:g} s") from None
     except urllib3.exceptions.HTTPError as exc:
-        raise DeliveryFailure(f"could not connect: {exc}") from None
+        raise DeliveryFailure(request_failure(exc, timeout_s=timeout_s)) from None
     finally:
         pool.close()
     status = response.status

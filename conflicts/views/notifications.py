@@ -52,6 +52,18 @@ def ops_context(request, **extra) -> dict:
     }
 
 
+def _submit(form, call):
+    """The service's result for a valid form, else None; a refusal by the service becomes the error of the
+    field it names, so the form comes back with what was typed."""
+    if not form.is_valid():
+        return None
+    try:
+        return call(form.cleaned_data)
+    except NotificationInputError as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        return None
+
+
 def _with_secret(response):
     response["Cache-Control"] = "no-store"  # the secret is in this response only
     return response
@@ -66,11 +78,7 @@ def ops_notifications(request):
 @require_POST
 def ops_notification_settings(request):
     form = NotificationSettingsForm(request.POST)
-    if form.is_valid():
-        try:
-            notification_settings_update(knowledge_base=request.kb, actor=request.user, **form.cleaned_data)
-        except NotificationInputError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+    _submit(form, lambda data: notification_settings_update(knowledge_base=request.kb, actor=request.user, **data))
     if form.errors:
         return render_page(request, OPS_TEMPLATE, ops_context(request, settings_form=form), partial="settings", status=400)
     if not request.htmx:
@@ -83,14 +91,10 @@ def ops_notification_settings(request):
 @require_POST
 def ops_webhook_create(request):
     form = WebhookForm(request.POST)
-    if form.is_valid():
-        try:
-            _, secret = webhook_create(knowledge_base=request.kb, url=form.cleaned_data["url"],
-                                       events=form.cleaned_data["events"], actor=request.user)
-        except NotificationInputError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-    if form.errors:
+    created = _submit(form, lambda data: webhook_create(knowledge_base=request.kb, actor=request.user, **data))
+    if created is None:
         return render_page(request, OPS_TEMPLATE, ops_context(request, webhook_form=form), partial="webhooks", status=400)
+    secret = created[1]
     # Rendered in this response only (no redirect, nothing in the session): it cannot be shown again.
     return _with_secret(render_page(request, OPS_TEMPLATE, ops_context(request, new_secret=secret), partial="webhooks",
                                     status=201))
