@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE, denied_words
+from .subject import Relation, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -25,6 +26,7 @@ CHANNEL_MIN_SIMILARITY = 0.6
 NEAR_COPY_RATIO = 0.8
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
+NARROWER_SUBJECT_STRENGTH = 0.7  # "a replacement card costs €5" / "the card costs €12": likelier two prices
 POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|before|after|claim|report|exchange|"
                           r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
 AUDIENCE_OR_AGE = re.compile(r"\b(?:age|aged|adult|child|children|kid|member|student|senior|eligible|"
@@ -102,6 +104,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
+            if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
+                return False
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -124,11 +128,18 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        if all(_subject_relation(a, x, b, y) is Relation.NARROWER for x, y in pairs
+               if id(x) not in matched_mine and id(y) not in matched_theirs):
+            strength *= NARROWER_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
+    return relation(subject_of(a.claim.text, x.start), subject_of(b.claim.text, y.start))
 
 
 def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:

@@ -146,7 +146,8 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
         future = [d for d in context_dates if d > now]
     return Scope(audience=merged[0], days=merged[1], periods=merged[2], tiers=merged[3], names=merged[4],
-                 past=bool(PAST_RE.search(text)) or bool(PAST_TENSE_RE.search(text) and PAST_WHEN_RE.search(text)),
+                 past=bool(PAST_RE.search(text)) or bool(PAST_TENSE_RE.search(text) and (
+                     PAST_WHEN_RE.search(text) or any(d < now for d in dates))),
                  future_from=min(future) if future else None,
                  has_exception=bool(EXCEPTION_RE.search(text)), restricts=bool(RESTRICTS_RE.search(text)),
                  special_case=bool(own[3] & SPECIAL_CASE_WORDS),

@@ -58,6 +58,13 @@ AGREEING = {
     "free said two ways": ("Guests are welcome free of charge.", "We don't charge for guests."),
     "unrelated topics": ("Lockers take a £1 coin, returned when you open the locker.",
                          "Our café serves soup until 3 pm."),
+    "values said of different things": ("Gold members get 30% off every class.",
+                                        "Bronze members get 10% off every class, and 5% off the shop."),
+    "an elliptical clause keeps its subject": ("Gold members get 30% off classes, and 20% off the shop.",
+                                               "Bronze members get 10% off the shop."),
+    "double denial": ("Under-12s cannot swim without a parent in the water.",
+                      "Under-12s must swim with a parent in the water."),
+    "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
 }
 
 

@@ -1,0 +1,39 @@
+"""agents.claims.subject: what a value is said of, and how two subjects relate (new wording throughout)."""
+from __future__ import annotations
+
+import pytest
+
+from agents.claims.subject import Relation, relation, subject_of
+
+
+def at(text: str, value: str):
+    return subject_of(text, text.index(value))
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    ("Gold members get 30% off every class.", "30%", {"gold", "member"}),
+    ("Garden tours (ages 5 and up): £4 a head.", "£4", {"garden", "tour"}),
+    ("One-time costs: setup £40 (free on yearly plans).", "£40", {"setup"}),
+    ("Gold members get 30% off classes, and 20% off the shop.", "20%", {"gold", "member"}),
+    ("Trial 30 costs $9 a week.", "$9", {"trial 30"}),
+])
+def test_the_subject_is_the_noun_phrase_before_the_verb_or_label(text, value, expected):
+    assert at(text, value) == frozenset(expected)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Since May we charge £4 for a tour.", "£4"),  # an adverbial opens the clause
+    ("£4 buys a tour.", "£4"),  # the value comes before any verb
+    ("Tour prices: mornings £4, afternoons £5, evenings £6.", "£6"),  # a label over a list
+])
+def test_no_subject_decides_nothing(text, value):
+    assert at(text, value) is None
+    assert relation(at(text, value), frozenset({"tour"})) is Relation.UNKNOWN
+
+
+def test_relations():
+    gold, bronze = frozenset({"gold", "member"}), frozenset({"bronze", "member"})
+    assert relation(gold, gold) is Relation.SAME
+    assert relation(gold, bronze) is Relation.DIFFERENT
+    assert relation(frozenset({"member"}), gold) is Relation.NARROWER
+    assert relation(frozenset({"car"}), frozenset({"caravan", "trailer"})) is Relation.DIFFERENT
