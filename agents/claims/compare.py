@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE, denied_words
-from .subject import Relation, relation, subject_of
+from .subject import Relation, label_subject, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -62,7 +62,8 @@ def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     after = " ".join(text[value.end:].split()[:HEAD_WINDOW_WORDS - 1])
     head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
     if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
-        head = content_stems(facts.claim.context.rsplit("\u2014", 1)[-1]) - GENERIC_HEAD_WORDS - DAY_WORDS
+        said_of = facts.claim.column if facts.claim.label else facts.claim.context.rsplit("\u2014", 1)[-1]
+        head = content_stems(said_of) - GENERIC_HEAD_WORDS - DAY_WORDS
     return head
 
 
@@ -139,7 +140,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
-    return relation(subject_of(a.claim.text, x.start), subject_of(b.claim.text, y.start))
+    return relation(_subject(a, x), _subject(b, y))
+
+
+def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
+    return subject_of(facts.claim.text, value.start) or (label_subject(facts.claim.label) if facts.claim.label else None)
 
 
 def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:

@@ -96,6 +96,11 @@ def subject_of(text: str, position: int) -> frozenset[str] | None:
     return subject or None
 
 
+def label_subject(label: str) -> frozenset[str] | None:
+    """A table row's label as the subject of its cells ("Hot Desk")."""
+    return _stems(WORD_RE.findall(label)) or None
+
+
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
     if not subject_a or not subject_b:
         return Relation.UNKNOWN
