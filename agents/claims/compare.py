@@ -20,6 +20,7 @@ VALUE_MIN_SIMILARITY_WITH_OVERLAP = 0.45  # lower when the claims share their co
 VALUE_MIN_OVERLAP = 0.25
 POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
+POLARITY_MIN_WORDS = 4  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
@@ -224,7 +225,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-    if similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP:
+    if (similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
+            and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
         opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".

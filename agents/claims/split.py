@@ -11,7 +11,8 @@ from dataclasses import dataclass
 LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022\u2013]|\d{1,2}[.)]|[a-z][.)]|#+)\s+")
 SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u20ac$\u00a3])")
 # "e.g. Foo", "No. 5", "St. Mary", "J. Smith": a dot that ends an abbreviation or an initial.
-ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|no|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
+ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
+NUMBER_ABBREVIATION_RE = re.compile(r"\bno\.$", re.I)  # "No. 5" abbreviates; "…: no. The hall …" ends a sentence
 ANSWER_OPENING_RE = re.compile(r"^(?:yes|no|sorry|unfortunately|absolutely|of course)\b", re.I)
 MIN_CLAIM_CHARS = 12
 MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
@@ -42,7 +43,8 @@ def _is_heading(line: str) -> bool:
 def _sentences(line: str) -> list[tuple[int, int]]:
     cuts = [0]
     for match in SENTENCE_END_RE.finditer(line):
-        if ABBREVIATION_RE.search(line[: match.start()].rstrip(")\"'\u201d")):
+        before = line[: match.start()].rstrip(")\"'\u201d")
+        if ABBREVIATION_RE.search(before) or (NUMBER_ABBREVIATION_RE.search(before) and line[match.end():][:1].isdigit()):
             continue
         cuts.append(match.end())
     cuts.append(len(line))

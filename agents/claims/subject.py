@@ -21,20 +21,21 @@ from .analysis import STOPWORDS
 CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(?:so|and|or|which|because)\b", re.I)
 # The subject ends at the first verb (auxiliaries and the verbs prices, rules and schedules are stated
 # with) or at a label mark ("Young card holders (aged 16 to 25): 20% off").
-LABEL_END_RE = re.compile(r"[:(=|]")
+LABEL_END_RE = re.compile(r"[:(=|]|\s[-\u2013\u2014]\s")
 COLON_RE = re.compile(":")
 LABEL_MAX_WORDS_TO_VALUE = 3  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
 ADVERBIAL_OPENING_RE = re.compile(r"\s*(?:since|from|until|till|if|when|whenever|after|before|for|in|on|at|"
                                   r"during|as|once|unless|to|by|with|without|from|starting|between)\b", re.I)
 PARENTHESES_RE = re.compile(r"\([^()]*\)")
 SUBJECT_END_RE = re.compile(
-    r"[:(=|]|\b(?:is|are|was|were|be|been|being|can|cannot|can't|could|may|might|must|mustn't|"
+    r"[:(=|]|\s[-\u2013\u2014]\s|\b(?:from|is|are|was|were|be|been|being|can|cannot|can't|could|may|might|must|mustn't|"
     r"will|won't|would|should|shall|need|needs|needn't|cost|costs|get|gets|pay|pays|paid|receive|receives|have|has|"
     r"had|include|includes|included|start|starts|open|opens|close|closes|closed|run|runs|take|takes|apply|applies|"
     r"stay|stays|remain|remains|allow|allows|offer|offers|require|requires|do|does|don't|doesn't|isn't|aren't|"
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
+PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
-EMPTY_WORDS = frozenset("""yes no sorry a an the this that these those our your their its my his her we you they it i us them
+EMPTY_WORDS = frozenset("""yes no sorry off a an the this that these those our your their its my his her we you they it i us them
 each every all any some no one per only just also usually normally currently now today standard regular new
 please note price prices fee fees cost costs charge charges rate rates amount total time times""".split())
 WORD_RE = re.compile(r"[A-Z][A-Za-z'\-]*(?:\s\d+\b)?|[a-z][A-Za-z'\-]*")
@@ -59,6 +60,11 @@ def _stems(words: list[str]) -> frozenset[str]:
         head, _, number = lowered.partition(" ")
         out.add(_stemmer.stemWord(head) + (f" {number}" if number else ""))
     return frozenset(out)
+
+
+def _subject_after(text: str, start: int, position: int) -> frozenset[str] | None:
+    padded = " " * start + text[start:]  # offsets kept; the blank start is no clause of its own
+    return subject_of(padded, position)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -88,10 +94,17 @@ def subject_of(text: str, position: int) -> frozenset[str] | None:
         if _stems(WORD_RE.findall(named)):
             phrase = named  # "One-off charges: installation €79": the words at the value say what of
     if ADVERBIAL_OPENING_RE.match(phrase):
+        comma = clause.find(", ")
+        if 0 < comma < end.start():  # "With cover, the most you pay is €100": the subject follows the comma
+            return _subject_after(text, start + comma + 2, position)
         return None
     words = WORD_RE.findall(phrase)
     if not words or len(words) > MAX_SUBJECT_WORDS:
         return None
+    if PAYER_VERB_RE.fullmatch(end.group()):
+        # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
+        rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""
+        words += WORD_RE.findall(re.split(r"[,.;:()]", rest, maxsplit=1)[0])
     subject = _stems(words)
     return subject or None
 
