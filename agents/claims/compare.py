@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE, denied_words
-from .subject import Relation, label_subject, relation, subject_of
+from .subject import Relation, label_subject, phrase_stems, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -81,7 +81,8 @@ def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, 
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"]
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+                  and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))
             return (UNLIMITED, 0.8, *(said[::-1] if flip else said))
@@ -141,11 +142,23 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
-    return relation(_subject(a, x), _subject(b, y))
+    subject_a, subject_b = _subject(a, x), _subject(b, y)
+    found = relation(subject_a, subject_b)
+    if found is Relation.SAME and len(subject_a) == 1:
+        # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
+        title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+        if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
+            return Relation.DIFFERENT
+    return found
 
 
 def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
     return subject_of(facts.claim.text, value.start) or (label_subject(facts.claim.label) if facts.claim.label else None)
+
+
+def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """Both claims name the same period or amount: opposite polarity then splits a rule at that point."""
+    return any(equal_values(x, y) for x in a.values if x.kind == QUANTITY for y in b.values if y.kind == QUANTITY)
 
 
 def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -235,6 +248,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             opposite = bool(denied & positive.content)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
+        if opposite and a.negative != b.negative and _shared_threshold(a, b):
+            # "until 24 hours before: can" / "less than 24 hours before: can no longer": a rule and its converse.
+            opposite = False
         if opposite:
             ctype = "eligibility" if AUDIENCE_OR_AGE.search(a.claim.text + " " + b.claim.text) else "policy"
             if a.channels or b.channels:

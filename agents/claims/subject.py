@@ -68,31 +68,36 @@ def _subject_after(text: str, start: int, position: int) -> frozenset[str] | Non
 
 
 @functools.lru_cache(maxsize=16384)
-def subject_of(text: str, position: int) -> frozenset[str] | None:
+def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozenset[str] | None:
     """Stems of the subject of the clause holding text[position]; None when the value comes before any verb
-    or the clause opens with an adverbial ("Since May we …") rather than a noun phrase."""
+    or the clause opens with an adverbial ("Since May we …") rather than a noun phrase. `elliptical`: the
+    clause after this one has no verb of its own and borrows this clause's subject."""
     breaks = list(CLAUSE_BREAK_RE.finditer(text, 0, position))
     start = breaks[-1].end() if breaks else 0
     if breaks and not SUBJECT_END_RE.search(text, start, position):
         # "…get 50% off fares, and 30% off the vehicle fare": a clause without a verb shares the last one's subject.
-        return subject_of(text, breaks[-1].start())
+        return subject_of(text, breaks[-1].start(), elliptical=True)
     # Asides in parentheses are blanked, so "(aged 16 to 25)" neither ends the subject nor joins it.
     clause = PARENTHESES_RE.sub(lambda m: " " * len(m.group()), text[start:position])
+    opened = clause.rfind("(")
+    if opened >= 0:  # the value stands in an aside: "(5 sailings daily, crossing 42 minutes)"
+        aside = clause[opened + 1:].rsplit(", ", 1)[-1]
+        if WORD_RE.search(aside):
+            return _short_phrase(aside)
+        clause = clause[:opened] + ":"  # "A Hot Desk (€175 a month)": what comes before labels the value
     colon = clause.rfind(":")
-    # "Setup costs: £40": a label just before the value ends the subject, whatever words it holds.
-    end = (COLON_RE.search(clause, colon) if colon > 0 and len(clause[colon + 1:].split()) <= LABEL_MAX_WORDS_TO_VALUE
-           else SUBJECT_END_RE.search(clause))
+    if colon > 0:
+        label, between = clause[:colon], clause[colon + 1:]
+        if len(between.split()) > LABEL_MAX_WORDS_TO_VALUE and not elliptical:
+            return _subject_after(text, start + colon + 1, position)  # a sentence of its own after its label
+        named = None if elliptical else _short_phrase(between)
+        return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
+    end = SUBJECT_END_RE.search(clause)
     if end is None or not clause[:end.start()].strip():
         return None
     phrase = clause[:end.start()]
     if LABEL_END_RE.match(end.group()):
-        between = clause[end.end():]
-        if len(between.split()) > LABEL_MAX_WORDS_TO_VALUE:
-            return None  # a label over a list or a sentence of its own: not what this value is of
-        verb = SUBJECT_END_RE.search(between)
-        named = between[:verb.start()] if verb else between
-        if _stems(WORD_RE.findall(named)):
-            phrase = named  # "One-off charges: installation €79": the words at the value say what of
+        return _short_phrase(clause[end.end():]) or _noun_phrase(phrase)
     if ADVERBIAL_OPENING_RE.match(phrase):
         comma = clause.find(", ")
         if 0 < comma < end.start():  # "With cover, the most you pay is €100": the subject follows the comma
@@ -105,13 +110,31 @@ def subject_of(text: str, position: int) -> frozenset[str] | None:
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
         rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""
         words += WORD_RE.findall(re.split(r"[,.;:()]", rest, maxsplit=1)[0])
-    subject = _stems(words)
-    return subject or None
+    return _stems(words) or None
+
+
+def _noun_phrase(phrase: str) -> frozenset[str] | None:
+    if ADVERBIAL_OPENING_RE.match(phrase):
+        return None
+    words = WORD_RE.findall(phrase)
+    return (_stems(words) or None) if len(words) <= MAX_SUBJECT_WORDS else None
+
+
+def _short_phrase(phrase: str) -> frozenset[str] | None:
+    """A few verbless words right before a value ("installation €79", "crossing 42 minutes")."""
+    if len(phrase.split()) > LABEL_MAX_WORDS_TO_VALUE or SUBJECT_END_RE.search(phrase):
+        return None
+    return _stems(WORD_RE.findall(phrase)) or None
+
+
+def phrase_stems(phrase: str) -> frozenset[str]:
+    """The content stems of a title or label, as subjects are compared."""
+    return _stems(WORD_RE.findall(phrase))
 
 
 def label_subject(label: str) -> frozenset[str] | None:
     """A table row's label as the subject of its cells ("Hot Desk")."""
-    return _stems(WORD_RE.findall(label)) or None
+    return phrase_stems(label) or None
 
 
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
@@ -119,7 +142,9 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
         return Relation.UNKNOWN
     only_a, only_b = subject_a - subject_b, subject_b - subject_a
     if only_a and only_b:
-        return Relation.DIFFERENT
+        # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
+        # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
+        return Relation.DIFFERENT if subject_a & subject_b else Relation.UNKNOWN
     if only_a or only_b:
         return Relation.NARROWER
     return Relation.SAME
