@@ -3,6 +3,7 @@ masked sentence used to align claims by meaning ("€149 per month" and "€165 
 "amount per month")."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
@@ -70,12 +71,22 @@ def mask(text: str, values: Sequence[Value]) -> str:
     return "".join(out)
 
 
+def _cell_values(claim: Claim, year: int) -> tuple[Value, ...]:
+    """A table cell's values read under its column header, so "Monthly price" gives "€40" its period."""
+    prefix = f"{claim.column}: "
+    shifted = []
+    for value in extract_values(prefix + claim.text, year=year):
+        if value.start >= len(prefix):
+            shifted.append(dataclasses.replace(value, start=value.start - len(prefix), end=value.end - len(prefix)))
+    return tuple(shifted)
+
+
 @functools.lru_cache(maxsize=VECTOR_CACHE_ARTICLES)
 def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
     """Claims of one article version with their facts; cached, so a turn re-parses nothing it has seen."""
     facts = []
     for claim in split_claims(title, body):
-        values = tuple(extract_values(claim.text, year=year))
+        values = _cell_values(claim, year) if claim.column else tuple(extract_values(claim.text, year=year))
         masked = mask(claim.text, values)
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"

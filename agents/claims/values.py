@@ -150,7 +150,8 @@ def _singular(word: str) -> str:
     return w
 
 
-PERIOD_BEFORE_RE = re.compile(r"\b(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)\b[\s:|]*$", re.I)
+PERIOD_BEFORE_RE = re.compile(r"\b(?:(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)|"
+                              r"(dai|night|week|month|year|hour)ly\s+\w+)\b[\s:|]*$", re.I)
 
 
 def _period_after(text: str, end: int, start: int | None = None) -> str:
@@ -160,8 +161,8 @@ def _period_after(text: str, end: int, start: int | None = None) -> str:
         return _singular(match.group(1))
     if start is not None:
         before = PERIOD_BEFORE_RE.search(text[max(0, start - 30):start])
-        if before:
-            return _singular(before.group(1))
+        if before:  # "per month:" or "Monthly price:"
+            return _singular(before.group(1) or {"dai": "day"}.get(before.group(2).lower(), before.group(2).lower()))
     return ""
 
 
