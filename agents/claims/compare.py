@@ -24,6 +24,7 @@ POLARITY_MIN_WORDS = 4  # "Non-returnable items." labels a list; it states no ru
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
+ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
@@ -104,6 +105,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # hours on one particular day (31 December) are an exception to the usual ones
         if kind == MONEY and _bundle_differs(a, b):
             continue  # "5 sessions: £160" and "a single session costs £31.50" price different things
+        if kind in (EMAIL, URL) and similarity < ADDRESS_MIN_SIMILARITY:
+            continue  # a business has an address per purpose (bookings, lost property): only one purpose counts
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
