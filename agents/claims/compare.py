@@ -24,10 +24,12 @@ POLARITY_MIN_WORDS = 4  # "Non-returnable items." labels a list; it states no ru
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
+ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
-NARROWER_SUBJECT_STRENGTH = 0.7  # "a replacement card costs €5" / "the card costs €12": likelier two prices
+NARROWER_SUBJECT_STRENGTH = 0.7
+UNKNOWN_SUBJECT_STRENGTH = 0.8  # loosely aligned claims whose subjects cannot be compared  # "a replacement card costs €5" / "the card costs €12": likelier two prices
 POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|before|after|claim|report|exchange|"
                           r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
 AUDIENCE_OR_AGE = re.compile(r"\b(?:age|aged|adult|child|children|kid|member|student|senior|eligible|"
@@ -104,6 +106,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # hours on one particular day (31 December) are an exception to the usual ones
         if kind == MONEY and _bundle_differs(a, b):
             continue  # "5 sessions: £160" and "a single session costs £31.50" price different things
+        if kind in (EMAIL, URL) and similarity < ADDRESS_MIN_SIMILARITY:
+            continue  # a business has an address per purpose (bookings, lost property): only one purpose counts
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
@@ -131,9 +135,12 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
-        if all(_subject_relation(a, x, b, y) is Relation.NARROWER for x, y in pairs
-               if id(x) not in matched_mine and id(y) not in matched_theirs):
+        relations = {_subject_relation(a, x, b, y) for x, y in pairs
+                     if id(x) not in matched_mine and id(y) not in matched_theirs}
+        if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
+        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY:
+            strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
         if best is None or strength > best[1]:

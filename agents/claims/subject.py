@@ -33,6 +33,8 @@ SUBJECT_END_RE = re.compile(
     r"had|include|includes|included|start|starts|open|opens|close|closes|closed|run|runs|take|takes|apply|applies|"
     r"stay|stays|remain|remains|allow|allows|offer|offers|require|requires|do|does|don't|doesn't|isn't|aren't|"
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
+PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
+per about via through within without between across""".split())
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
 EMPTY_WORDS = frozenset("""yes no sorry off a an the this that these those our your their its my his her we you they it i us them
@@ -106,11 +108,23 @@ def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozens
     words = WORD_RE.findall(phrase)
     if not words or len(words) > MAX_SUBJECT_WORDS:
         return None
+    words = _head_phrase(words)
     if PAYER_VERB_RE.fullmatch(end.group()):
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
         rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""
-        words += WORD_RE.findall(re.split(r"[,.;:()]", rest, maxsplit=1)[0])
+        words += _head_phrase(WORD_RE.findall(re.split(r"[,.;:()]", rest, maxsplit=1)[0]), leading=True)
     return _stems(words) or None
+
+
+def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
+    """The noun phrase up to its first preposition: "a consultation with one of our vets" is a consultation.
+    `leading`: the phrase may open with one ("for a day ticket", "off adult fares")."""
+    while leading and words and (words[0].lower() in PREPOSITIONS or words[0].lower() in ("and", "or", "but")):
+        words = words[1:]
+    for index, word in enumerate(words):
+        if word.lower() in PREPOSITIONS:
+            return words[:index]
+    return words
 
 
 def _noun_phrase(phrase: str) -> frozenset[str] | None:

@@ -150,6 +150,8 @@ def _singular(word: str) -> str:
     return w
 
 
+DURATION_BEFORE_RE = re.compile(r"\b(?:within|in|for|after|up to|at least|under|over|less than|more than|than|"
+                                r"takes?|lasts?|only|about|around|roughly|nearly|almost|half)\s*$", re.I)
 PERIOD_BEFORE_RE = re.compile(r"\b(?:(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)|"
                               r"(dai|night|week|month|year|hour)ly\s+\w+)\b[\s:|]*$", re.I)
 
@@ -353,6 +355,9 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             taken.append(span)
             continue
         unit = _unit_of(word.split()[0])
+        if (not is_digit and match.group(1).lower() in {"a", "an"}
+                and not DURATION_BEFORE_RE.search(before)):
+            continue  # "8 sailings a day", "£5 an hour": a rate's period, not a length of time
         if unit is not None and (is_digit or word.lower().split()[0] not in {"a", "an"}):
             dimension, factor = unit
             period = _period_after(text, match.end())
