@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, scopes_differ, scopes_uneven
-from .stance import NEGATION_RE, denied_words
+from .stance import NEGATION_RE
 from .subject import Relation, label_subject, phrase_stems, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
@@ -251,8 +251,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
             negative, positive = (a, b) if a.negative else (b, a)
-            denied = {stem(w) for w in denied_words(negative.claim.text)} - {"be", "is", "are", "the", "a", "an"}
-            opposite = bool(denied & positive.content)
+            opposite = bool(negative.denied & positive.content)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
         if opposite and a.negative != b.negative and _shared_threshold(a, b):

@@ -42,6 +42,8 @@ CONFLICTS = {
                          "Request your refund in the app; refunds cannot be requested in person at the ticket desk."),
     "younger group admitted": ("Members must be at least 18 years old.",
                                "Members aged 16 or over are welcome to join."),
+    "a no that answers the question": ("Is there a joining fee?\nNo - you only pay the monthly membership.",
+                                       "Every new member pays a joining fee."),
     "a table row against a sentence": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |\n| Loft | €75 |",
                                        "The Studio plan costs €45 a month."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
@@ -67,6 +69,8 @@ AGREEING = {
     "double denial": ("Under-12s cannot swim without a parent in the water.",
                       "Under-12s must swim with a parent in the water."),
     "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
+    "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
+                          "Members can freeze their membership."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
