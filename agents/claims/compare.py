@@ -20,7 +20,9 @@ VALUE_MIN_SIMILARITY_WITH_OVERLAP = 0.45  # lower when the claims share their co
 VALUE_MIN_OVERLAP = 0.25
 POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
-POLARITY_MIN_WORDS = 4  # "Non-returnable items." labels a list; it states no rule to deny
+POLARITY_MIN_WORDS = 4
+POLARITY_LOOSE_MIN_SIMILARITY = 0.45
+POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
@@ -163,6 +165,15 @@ def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
     return subject_of(facts.claim.text, value.start) or (label_subject(facts.claim.label) if facts.claim.label else None)
 
 
+def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
+    """Loosely aligned claims, one denying at least two things the other states ("we can't accept debit cards"
+    / "you can now pick up with a debit card")."""
+    if similarity < POLARITY_LOOSE_MIN_SIMILARITY or a.negative == b.negative:
+        return False
+    negative, positive = (a, b) if a.negative else (b, a)
+    return len(negative.denied & positive.content) >= POLARITY_LOOSE_MIN_DENIED
+
+
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
     """Both claims name the same period or amount: opposite polarity then splits a rule at that point."""
     return any(equal_values(x, y) for x in a.values if x.kind == QUANTITY for y in b.values if y.kind == QUANTITY)
@@ -245,7 +256,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-    if (similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
+    if ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
         opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
         if opposite and a.negative != b.negative:
