@@ -215,7 +215,8 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     names_only = bool(differences) and not starts_sentence and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
                                           for op, left, right in differences)
     for op, left, right in differences:
-        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)):
+        # A denial that differs counts when the claims' polarity differs ("cannot … without" = "must … with").
+        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)) and a.negative != b.negative:
             return "policy", left or "(nothing)", right or "(nothing)", False
         if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only

@@ -35,6 +35,7 @@ SUBJECT_END_RE = re.compile(
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
 per about via through within without between across""".split())
+DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
 EMPTY_WORDS = frozenset("""yes no sorry off a an the this that these those our your their its my his her we you they it i us them
@@ -66,11 +67,21 @@ def _stems(words: list[str]) -> frozenset[str]:
 
 def _subject_after(text: str, start: int, position: int) -> frozenset[str] | None:
     padded = " " * start + text[start:]  # offsets kept; the blank start is no clause of its own
-    return subject_of(padded, position)
+    return _clause_subject(padded, position)
 
 
 @functools.lru_cache(maxsize=16384)
-def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozenset[str] | None:
+def subject_of(text: str, position: int) -> frozenset[str] | None:
+    """Stems of what the value at text[position] is said of: its clause's subject, and for a discount what
+    it is off ("Groups: 15% off Flex fares" is said of groups and Flex fares)."""
+    subject = _clause_subject(text, position)
+    discounted = DISCOUNT_OBJECT_RE.match(text, position)
+    if subject and discounted:
+        subject |= _stems(_head_phrase(WORD_RE.findall(re.split(r"[,.;:()]", discounted.group(1), maxsplit=1)[0])))
+    return subject
+
+
+def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> frozenset[str] | None:
     """Stems of the subject of the clause holding text[position]; None when the value comes before any verb
     or the clause opens with an adverbial ("Since May we …") rather than a noun phrase. `elliptical`: the
     clause after this one has no verb of its own and borrows this clause's subject."""
@@ -78,7 +89,7 @@ def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozens
     start = breaks[-1].end() if breaks else 0
     if breaks and not SUBJECT_END_RE.search(text, start, position):
         # "…get 50% off fares, and 30% off the vehicle fare": a clause without a verb shares the last one's subject.
-        return subject_of(text, breaks[-1].start(), elliptical=True)
+        return _clause_subject(text, breaks[-1].start(), elliptical=True)
     # Asides in parentheses are blanked, so "(aged 16 to 25)" neither ends the subject nor joins it.
     clause = PARENTHESES_RE.sub(lambda m: " " * len(m.group()), text[start:position])
     opened = clause.rfind("(")
