@@ -73,7 +73,7 @@ def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
-    if similarity >= STRONG_SIMILARITY:
+    if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
     if not head_x or not head_y:  # nothing names what one value is of: the sentences must say it

@@ -16,6 +16,10 @@ from enum import Enum
 import snowballstemmer
 
 from .analysis import STOPWORDS
+from .scope import DAYS, MONTHS
+
+# Days and months scope a claim (see scope.py); they never say what a value is of.
+CALENDAR_WORDS = frozenset(DAYS) | frozenset(f"{d}s" for d in DAYS) | frozenset(MONTHS) | {"weekday", "weekdays", "weekend", "weekends", "daily"}
 
 # A clause ends at a semicolon, a sentence end or a contrasting conjunction: "Flex … free, while Saver …".
 CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(?:so|and|or|which|because)\b", re.I)
@@ -38,7 +42,7 @@ per about via through within without between across""".split())
 DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
-EMPTY_WORDS = frozenset("""yes no sorry off a an the this that these those our your their its my his her we you they it i us them
+EMPTY_WORDS = frozenset("""yes no sorry off member members customer customers client clients user users a an the this that these those our your their its my his her we you they it i us them
 each every all any some no one per only just also usually normally currently now today standard regular new
 please note price prices fee fees cost costs charge charges rate rates amount total time times""".split())
 WORD_RE = re.compile(r"[A-Z][A-Za-z'\-]*(?:\s\d+\b)?|[a-z][A-Za-z'\-]*")
@@ -57,7 +61,7 @@ def _stems(words: list[str]) -> frozenset[str]:
     out = set()
     for word in words:
         lowered = word.lower()
-        if lowered in EMPTY_WORDS or lowered in STOPWORDS:
+        if lowered in EMPTY_WORDS or lowered in STOPWORDS or lowered in CALENDAR_WORDS:
             continue
         # "Fibre 500": a name with its number is one word ("fibre 500"), compared whole.
         head, _, number = lowered.partition(" ")
@@ -102,6 +106,9 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
     if colon > 0:
         label, between = clause[:colon], clause[colon + 1:]
         if len(between.split()) > LABEL_MAX_WORDS_TO_VALUE and not elliptical:
+            if not SUBJECT_END_RE.search(between) and not re.search(r"\d", between):
+                # "Emergency: emergency appointment, Monday to Friday £85" (no list of other values before it)
+                return _noun_phrase(between.split(",", 1)[0])
             return _subject_after(text, start + colon + 1, position)  # a sentence of its own after its label
         named = None if elliptical else _short_phrase(between)
         return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
@@ -134,7 +141,8 @@ def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
         words = words[1:]
     for index, word in enumerate(words):
         if word.lower() in PREPOSITIONS:
-            return words[:index]
+            # Names after the preposition still say which one: "the ticket office at Quarry Quay".
+            return words[:index] + [w for w in words[index + 1:] if w[:1].isupper()]
     return words
 
 
