@@ -50,6 +50,9 @@ MAX_SUBJECT_WORDS = 16  # a longer "subject" is a fronted clause, not a noun phr
 _stemmer = snowballstemmer.stemmer("english")
 
 
+DISJOINT_MIN_WORDS = 2  # two named subjects with no word in common ("group bookings" / "saver tickets")
+
+
 class Relation(Enum):
     SAME = "same"
     NARROWER = "narrower"  # one names the other's subject and more: a special case of it
@@ -177,7 +180,9 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a and only_b:
         # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
-        return Relation.DIFFERENT if subject_a & subject_b else Relation.UNKNOWN
+        if subject_a & subject_b or min(len(subject_a), len(subject_b)) >= DISJOINT_MIN_WORDS:
+            return Relation.DIFFERENT
+        return Relation.UNKNOWN
     if only_a or only_b:
         return Relation.NARROWER
     return Relation.SAME
