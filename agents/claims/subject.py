@@ -15,7 +15,7 @@ from enum import Enum
 
 import snowballstemmer
 
-from .analysis import STOPWORDS
+from .words import STOPWORDS
 from .scope import DAYS, MONTHS
 
 # Days and months scope a claim (see scope.py); they never say what a value is of.
@@ -166,6 +166,32 @@ def _short_phrase(phrase: str) -> frozenset[str] | None:
 def phrase_stems(phrase: str) -> frozenset[str]:
     """The content stems of a title or label, as subjects are compared."""
     return _stems(WORD_RE.findall(phrase))
+
+
+NAMED_NOUN_RE = re.compile(r"((?:[A-Z][\w'\-]*\s+){1,3})([A-Za-z][\w'\-]*)")
+
+
+def named_mentions(text: str, known: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """`known` updated with the nouns `text` names ("Young Traveller card": card -> young, travel), so a
+    later bare "the card" in the same article can be read as the one last named."""
+    out = dict(known)
+    for match in NAMED_NOUN_RE.finditer(text):
+        words = match.group(1).split() + [match.group(2)]
+        for position in range(1, len(words)):
+            modifiers = _stems(words[:position])
+            noun = _stems(words[position:position + 1])
+            if modifiers and len(noun) == 1:
+                out[next(iter(noun))] = modifiers
+    return out
+
+
+def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    """A bare noun ("the card") with the modifiers its article last named it with."""
+    if subject and len(subject) == 1:
+        noun = next(iter(subject))
+        if noun in mentions:
+            return subject | mentions[noun]
+    return subject
 
 
 def label_subject(label: str) -> frozenset[str] | None:
