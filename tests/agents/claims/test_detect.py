@@ -72,7 +72,7 @@ AGREEING = {
     "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
                           "Members can freeze their membership."),
     "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
-                                         "A Weekend Pass lets you park on Saturdays. The pass costs £8 a year."),
+                                         "A Parking Pass lets you park by the pier. The pass costs £8 a year."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
