@@ -418,6 +418,7 @@ def sample_texts(
             # Refused (llama-cpp-python without logits_all answers 500): sample without, once and for all.
             _remember_no_logprobs(config, why=error.detail)
             params.pop("logprobs"), params.pop("top_logprobs")
+            asking = False
             try:
                 response = _create(config=config, **params)
             except LLMError as second:
@@ -426,9 +427,9 @@ def sample_texts(
         tokens += _usage_tokens(response)
         for choice in (getattr(response, "choices", None) or [])[:missing]:
             text = choice.message.content or ""
-            logprob_sum = _logprob_sum(choice) if logprobs else None
-            if logprobs and logprob_sum is None:
-                _warn_no_logprobs(config)
+            logprob_sum = _logprob_sum(choice) if asking else None
+            if asking and logprob_sum is None:
+                _warn_no_logprobs(config)  # asked and ignored (a refusal was logged when it was learnt)
             samples.append(SampledText(text=text, logprob_sum=logprob_sum))
         if len(samples) >= n:
             break

@@ -500,3 +500,4 @@ def test_an_endpoint_that_refuses_log_probabilities_is_sampled_without_them_from
     assert [sample.logprob_sum for sample in first + second] == [None, None]
     assert ["logprobs" in request for request in scripted_llm.requests] == [True, False, False]
     assert sum("refused log-probabilities" in record.getMessage() for record in caplog.records) == 1
+    assert not any("although asked" in record.getMessage() for record in caplog.records)  # not asked after that
