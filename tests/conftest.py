@@ -21,6 +21,17 @@ def tasks_in_process(request):
 
 
 @pytest.fixture
+def unreachable_broker(settings):
+    """Celery pointed at a Redis port nobody listens on, as when the broker is down."""
+    from tests.support.processes import point_app_at
+
+    saved = point_app_at(task_always_eager=False, broker_url="redis://127.0.0.1:1/0", broker_transport_options={})
+    settings.DETECTION_DISPATCH = "celery"
+    yield
+    point_app_at(**saved)
+
+
+@pytest.fixture
 def kb(db):
     return knowledge_base_get_or_create(slug="acme", name="Acme Ferries")
 

@@ -7,7 +7,7 @@ from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
 from articles.models import Chunk, SyncStatus
-from conflicts import jobs
+from articles import jobs as articles_jobs
 from tests.factories import make_article
 from tests.support import processes
 from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_name, slow, verdict, verdicts
@@ -72,7 +72,7 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     log = tmp_path / "worker.log"
     worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb, full=True)
+        job = articles_jobs.index_sync_start(knowledge_base=kb, full=True)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:
@@ -87,7 +87,7 @@ def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
     log = tmp_path / "worker.log"
     worker = processes.start_worker("redis", processes.base_env(REDIS_URL=REDIS_URL), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb)
+        job = articles_jobs.index_sync_start(knowledge_base=kb)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:

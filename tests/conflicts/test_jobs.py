@@ -11,7 +11,6 @@ from conflicts.services import turn_detect
 from conflicts.services.suggestions import suggestion_job_run
 from conflicts.services.turns import RetrievedRef, turn_report
 from kbreview.celery import app
-from tests.support.processes import point_app_at
 
 pytestmark = pytest.mark.django_db
 
@@ -22,15 +21,6 @@ def report(kb, external_id, refs=("faq-fare-old", "web-fares")):
         retrieved=[RetrievedRef(ref=r, rank=i) for i, r in enumerate(refs, 1)],
     )
     return turn
-
-
-@pytest.fixture
-def unreachable_broker(settings):
-    """Celery pointed at a Redis port nobody listens on, as when the broker is down."""
-    saved = point_app_at(task_always_eager=False, broker_url="redis://127.0.0.1:1/0", broker_transport_options={})
-    settings.DETECTION_DISPATCH = "celery"
-    yield
-    point_app_at(**saved)
 
 
 def test_a_broker_outage_fails_no_turn_and_the_sweeper_sends_it_later(
