@@ -82,6 +82,30 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     assert Chunk.objects.filter(article=article).exists()
 
 
+def test_import_kb_hands_the_embedding_to_a_running_worker(kb, filesystem_broker, tmp_path):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from articles.models import IndexSyncJob
+
+    faq = tmp_path / "faq.json"
+    faq.write_text(json.dumps([{"ref": "faq-cli", "title": "Trolleys", "body": "Luggage trolleys are free."}]))
+    log = tmp_path / "worker.log"
+    worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
+    out = io.StringIO()
+    try:
+        call_command("import_kb", "--kb", kb.slug, "--worker-grace", "120", str(faq), stdout=out)
+    finally:
+        processes.stop(worker)
+    job = IndexSyncJob.objects.get(knowledge_base=kb)
+    assert (job.status, job.done, job.attempts) == (SyncStatus.DONE, 1, 1)
+    assert "embedding here" not in out.getvalue()  # the worker ran it
+    assert "run_index_sync_job[" in log.read_text(errors="replace")
+    assert Chunk.objects.filter(article__external_ref="faq-cli").exists()
+
+
 def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
     article = make_article(kb, "faq-worker", "Luggage trolleys are free at both terminals.", index=False)
     log = tmp_path / "worker.log"
