@@ -80,6 +80,11 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     job.refresh_from_db()
     assert (job.done, job.total, job.attempts) == (1, 1, 1)
     assert Chunk.objects.filter(article=article).exists()
+    # The solo pool (these tests' workers) gets the start-up load too, before the first task.
+    worker_log = log.read_text(errors="replace")
+    assert "embedding model loaded at worker start" in worker_log
+    assert "claim detector warmed up at worker start" in worker_log
+    assert worker_log.index("warmed up at worker start") < worker_log.index("run_index_sync_job[")
 
 
 def test_import_kb_hands_the_embedding_to_a_running_worker(kb, filesystem_broker, tmp_path):
