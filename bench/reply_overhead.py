@@ -176,6 +176,54 @@ class Worker:
             self.proc.kill()
 
 
+class Segments:
+    """With --segments: each step of the reply timed per arm (the functions answer_question calls, and the
+    broker send that runs when the turn's transaction commits, inside turn_report)."""
+
+    STEPS = (("conflicts.services.answering", "search"), ("conflicts.services.answering", "turn_report"),
+             ("conflicts.services.answering", "answer_compose"), ("conflicts.services.answering", "turn_reply_record"),
+             ("kbreview.jobs", "send"))
+
+    def __init__(self, *, enabled: bool) -> None:
+        import contextlib
+
+        self.enabled, self.arm = enabled, "warm"
+        self.samples: dict[tuple[str, str], list[float]] = {}
+        self._stack = contextlib.ExitStack()
+
+    def _sink(self, step: str):
+        segments = self
+
+        class Sink:
+            def append(self, seconds: float) -> None:
+                segments.samples.setdefault((segments.arm, step), []).append(seconds)
+
+        return Sink()
+
+    def __enter__(self):
+        import importlib
+
+        if self.enabled:
+            for module, name in self.STEPS:
+                self._stack.enter_context(common.timed_calls(importlib.import_module(module), name, self._sink(name)))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def report(self) -> None:
+        if not self.enabled:
+            return
+        for arm in ARMS:
+            parts = []
+            for _, step in self.STEPS:
+                values = self.samples.get((arm, step), [])
+                if values:
+                    parts.append(f"{step} p50 {1000 * common.percentile(values, 50):.1f} / p95 "
+                                 f"{1000 * common.percentile(values, 95):.1f} ms")
+            log(f"[steps {arm:5}] " + "; ".join(parts))
+
+
 def mark_off_runs(prefix: str) -> None:
     """The off arms' runs were never sent; record them as such so nothing (a sweeper) picks them up later."""
     from conflicts.models import DetectionOutcome, DetectionRun
@@ -188,6 +236,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="64 turns per arm")
     parser.add_argument("--turns", type=int, help="turns per arm (default 240, quick 64)")
+    parser.add_argument("--segments", action="store_true",
+                        help="also time each step of the reply (search, turn recorded, answer, reply recorded, "
+                             "the broker send after commit) per arm, to see where a difference comes from")
     args = parser.parse_args()
     turns = args.turns or (64 if args.quick else 240)
     block_size = 8 if args.quick else 12  # short blocks, many alternations
@@ -219,7 +270,8 @@ def main() -> None:
         no_detection = mock.patch.object(jobs, "detection_enqueue", lambda *, turn_id: None)
         blocks = [questions[i:i + block_size] for i in range(0, turns, block_size)]
         latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
-        with override_settings(LLM=llm, DETECTION_DISPATCH="celery", DETECTION_DETECTOR="auto"):
+        segments = Segments(enabled=args.segments)
+        with override_settings(LLM=llm, DETECTION_DISPATCH="celery", DETECTION_DETECTOR="auto"), segments:
             workers.append(Worker("on", **worker_env))
             with no_detection:
                 model.control(phase="warm")
@@ -229,6 +281,7 @@ def main() -> None:
             for b, block in enumerate(blocks):
                 for arm in PHASE_1[b % 3:] + PHASE_1[:b % 3]:
                     model.control(phase=arm)
+                    segments.arm = arm
                     if arm == "on":
                         latencies[arm] += run_arm(kb=kb, name=f"{arm}-{b}", questions=block)["latencies"]
                         drained = wait_for_detection("on-", limit_s=3 * len(block) * DETECTION_DELAY_S + 60)
@@ -244,6 +297,7 @@ def main() -> None:
             for b, block in enumerate(blocks):
                 for arm in PHASE_2[b % 2:] + PHASE_2[:b % 2]:
                     model.control(phase=arm)
+                    segments.arm = arm
                     if arm == "hung":
                         latencies[arm] += run_arm(kb=kb, name=f"{arm}-{b}", questions=block)["latencies"]
                         drained = wait_for_detection("hung-", limit_s=len(block) * HUNG_TIMEOUT_S + 60)
@@ -274,6 +328,7 @@ def main() -> None:
         f"p50 {m['offB'] / m['offA']:.3f}")
     log(f"p50 ratios: on/off {m['on'] / common.percentile(latencies['offA'] + latencies['offB'], 50):.3f}, "
         f"hung/offC {m['hung'] / m['offC']:.3f}")
+    segments.report()
     log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
     common.print_figures([
         common.Figure("reply_p95_ratio", p["on"] / p_off, "x", "<=", 1.02),

@@ -31,7 +31,7 @@ def test_a_source_sync_requested_while_the_broker_is_down_succeeds_and_the_sweep
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = client.post(reverse("source_sync_start", args=[source.pk]), **HTMX)
     assert response.status_code == 200 and 'hx-trigger="every 1s"' in response.content.decode()
-    assert len(callbacks) == 1  # the enqueue ran after commit, failed, and was swallowed
+    assert len(callbacks) == 1  # handed to the publisher thread after commit; its send failed, swallowed
     sync = SourceSync.objects.get(source=source)
     assert sync.status == SyncStatus.QUEUED
 
@@ -40,7 +40,7 @@ def test_a_source_sync_requested_while_the_broker_is_down_succeeds_and_the_sweep
     sync.refresh_from_db()
     assert sync.status == SyncStatus.QUEUED
 
-    app.conf.update(task_always_eager=True)  # the broker is back (tasks run here, as a worker would)
+    unreachable_broker.end()  # the broker is back (tasks run here, as a worker would)
     assert jobs.articles_jobs_sweep(older_than_s=0)["source_sync"] == 1
     sync.refresh_from_db()
     assert sync.status == SyncStatus.DONE and sync.counts["created"] == 1
@@ -60,7 +60,7 @@ def test_a_resync_requested_while_the_broker_is_down_succeeds_and_the_sweeper_ru
     assert job.status == SyncStatus.QUEUED
     assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 0
 
-    app.conf.update(task_always_eager=True)
+    unreachable_broker.end()
     assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 1
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == (SyncStatus.DONE, 1, 1)
@@ -74,7 +74,7 @@ def test_a_source_sync_left_running_by_a_dead_worker_is_sent_again_and_a_live_on
 
     sync = source_sync_request(source=source)  # no commit in this test: nothing was sent
     SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=timezone.now())
-    app.conf.update(task_always_eager=True)
+    unreachable_broker.end()
     assert jobs.articles_jobs_sweep(older_than_s=0)["source_sync"] == 0  # its worker is still within the limit
 
     from django.conf import settings

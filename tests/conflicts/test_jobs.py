@@ -29,13 +29,13 @@ def test_a_broker_outage_fails_no_turn_and_the_sweeper_sends_it_later(
     settings.DETECTION_DETECTOR = "claims"
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         turn = report(kb, "t-outage")
-    assert len(callbacks) == 1  # the enqueue ran, failed, and was swallowed
+    assert len(callbacks) == 1  # handed to the publisher thread, whose send failed and was swallowed
     run = DetectionRun.objects.get(turn=turn)
     assert run.outcome == DetectionOutcome.QUEUED and run.claimed_at is None
 
     assert jobs.jobs_sweep()["detection"] == 0  # too fresh to be re-sent
     assert jobs.jobs_sweep(older_than_s=0)["detection"] == 0  # broker still down: nothing sent, nothing lost
-    app.conf.update(task_always_eager=True)  # the broker is back (tasks run here, as a worker would)
+    unreachable_broker.end()  # the broker is back (tasks run here, as a worker would)
     assert jobs.jobs_sweep(older_than_s=0)["detection"] == 1
     run.refresh_from_db()
     assert run.outcome == DetectionOutcome.OK and run.attempts == 1
