@@ -179,6 +179,7 @@ def conflict_record(
         )
         if not occurrence_created:
             return conflict  # this turn was already counted (a retried task)
+        conflict.detector = detector_merged(conflict.detector, detector)
         point = impact_point(now)
         conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
         conflict.times_seen += 1
@@ -198,6 +199,19 @@ def conflict_record(
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             jobs.suggestion_enqueue(conflict_id=conflict.pk)
     return conflict
+
+
+DETECTORS_FOUND = ("claims", "llm", "both")
+
+
+def detector_merged(recorded: str, found: str) -> str:
+    """Who has found a pair so far: "both" once the claim detector and the LLM each have (on one turn, the
+    claims' finding confirmed by the LLM; or on different turns, each on its own)."""
+    if not recorded or recorded == found:
+        return found
+    if recorded in DETECTORS_FOUND and found in DETECTORS_FOUND:
+        return "both"
+    return found
 
 
 def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:

@@ -258,3 +258,17 @@ def test_a_turn_arriving_during_the_bounded_wait_joins_the_call(kb, fares, batch
     runs = DetectionRun.objects.filter(turn__knowledge_base=kb).order_by("created_at")
     assert [(r.outcome, r.batch_turns) for r in runs] == [(DetectionOutcome.OK, 2)] * 2
     assert runs[0].gathering_until is None
+
+
+@pytest.mark.django_db
+def test_a_pair_found_by_the_claims_on_one_turn_and_the_llm_on_another_was_found_by_both(
+        kb, fares, batching, settings, claims_stand_in):
+    settings.DETECTION_DETECTOR = "claims"
+    claims_stand_in.findings = [ConflictFinding(refs=("fare-a", "fare-b"), type="price", explanation="€18 vs €22")]
+    turn_detect(turn_id=report(kb, "t-1", ["fare-a", "fare-b"]).pk)
+    assert Conflict.objects.get().detector == "claims"
+    settings.DETECTION_DETECTOR = "llm"
+    batching.push(answer(verdicts(A_B_CONFLICT)))
+    turn_detect(turn_id=report(kb, "t-2", ["fare-a", "fare-b"]).pk)
+    assert Conflict.objects.get().detector == "both"
+    assert dict(ConflictOccurrence.objects.values_list("turn__external_id", "detector")) == {"t-1": "claims", "t-2": "llm"}
