@@ -398,7 +398,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> list[_Check]:
     until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
     if until > timezone.now():
         DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
-        time.sleep(max(0.0, (until - timezone.now()).total_seconds()))
+        _wait_until(until)
     cap = settings.DETECTION_BATCH_MAX_TURNS - 1
     with transaction.atomic():
         DetectionRun.objects.filter(pk=run.pk).update(gathering_until=None)  # closes the gate (row lock)
@@ -419,6 +419,12 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> list[_Check]:
     runs = DetectionRun.objects.select_related("turn").filter(pk__in=taken).order_by("created_at", "pk")
     deadline = time.monotonic() + setup.timeout_s
     return [_check_plan(other, setup=setup, deadline=deadline) for other in runs]
+
+
+def _wait_until(moment: dt.datetime) -> None:
+    """The bounded wait for other turns (bench/detection_cost.py, replaying turns on a simulated clock,
+    makes this the point where its replay moves on to the next arrivals)."""
+    time.sleep(max(0.0, (moment - timezone.now()).total_seconds()))
 
 
 def _judge(checks: list[_Check], *, setup: _Setup, deadline: float) -> None:
