@@ -1,26 +1,38 @@
 """LLM cost of per-turn detection: this design against the seed design's policy, on one replay.
 
     .venv/bin/python bench/detection_cost.py            # 10,000 turns, 2,000-article KB, plus a sensitivity sweep
-    .venv/bin/python bench/detection_cost.py --quick    # 1,000 turns, 320-article KB (under a minute on an idle 2-core machine)
+    .venv/bin/python bench/detection_cost.py --quick    # 1,000 turns, 320-article KB (about 3 minutes on an idle
+                                                        # 2-core machine; progress every 250 turns with the load)
+    options: --rate TURNS_PER_S (default 1), --wait-ms, --max-turns (1: one call per turn), --turns, --no-sweep
 
 A generated help-centre KB with planted conflicting pairs (bench/_detection_fixtures.py) is imported into a
 database of its own (EMBEDDED_DATABASE_NAME=kbreview_bench_detection on the embedded server, dropped and
 re-created each run: the user's data is never touched). Turns are drawn by Zipf popularity over questions,
-each with a fixed retrieval set of 3-8 articles; 1% of turns follow an edit of one of their articles.
+each with a fixed retrieval set of 3-8 articles; 1% of turns follow an edit of one of their articles. Turns
+arrive by a Poisson process (--rate per second) on a simulated clock.
 
 Both designs answer every turn of the same replay, each against its own scripted OpenAI-compatible server
 on loopback (tests/support/scripted_llm.py: real HTTP, the real `openai` client) whose respond callback is
 an oracle that knows the planted pairs:
 
-- this design, through the real path: conflicts.services.turn_report -> turn_detect (DETECTION_DISPATCH
-  "inline", DETECTION_DETECTOR "auto": claims first, then one LLM call per set for the pairs not flagged and
-  not in the PairVerdict cache keyed by article versions). Calls and tokens are read from DetectionRun rows,
-  recall from Conflict / ConflictOccurrence rows.
+- this design, through the real path: conflicts.services.turn_report, then the Celery task's service
+  turn_detect as a worker runs it (DETECTION_DETECTOR "auto": sure claim findings stand, unsure ones are
+  confirmed by the LLM, pairs about different things and pairs in the PairVerdict cache (keyed by article
+  versions) are not sent; turns with pairs for the LLM that arrive within DETECTION_BATCH_WAIT_MS share one
+  call). The replay plays the workers and the clock (class Workers): a worker's bounded wait is where the
+  replay moves on to the next arrivals. Calls and tokens are read from DetectionRun rows, recall from
+  Conflict / ConflictOccurrence rows.
 - the seed policy: one agents.llm_detector.detect_with_llm call per turn with >= 2 articles, every pair of
   the (first 20) articles in it, no cache, no claims.
 
-The full run adds a sweep (replay length, Zipf exponent, number of questions) computed by a pure simulation
-of the same cache rules, checked first against the real run's call count. Figures come last.
+A pure simulation of this design's call count (the same cache rules, agents.batching's own packing) is
+checked against the real run, then gives the noise over other arrival draws and, in the full run, a sweep
+(replay length, Zipf exponent, number of questions, arrival rate, wait). Figures come last.
+
+Last session's "stalled" --quick run: not a deadlock. The quick replay took 149 s on an idle machine (its
+docstring said under a minute), printed nothing between the database reset and the end, and its first turn
+exported the ONNX encoder of a fresh worktree; at a load of 14-24 on 2 cores that is tens of minutes of
+silence. The replay now warms the claim detector up first (timed apart) and reports progress with the load.
 """
 from __future__ import annotations
 
@@ -41,7 +53,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-BENCH_DATABASE = "kbreview_bench_detection"
+# Two runs at once (say --quick beside the full run) need two databases: BENCH_DATABASE_SUFFIX=_2.
+BENCH_DATABASE = "kbreview_bench_detection" + os.environ.get("BENCH_DATABASE_SUFFIX", "")
+if not BENCH_DATABASE.replace("_", "").isalnum():
+    raise SystemExit(f"BENCH_DATABASE_SUFFIX gives a bad database name {BENCH_DATABASE!r}")
 # Before Django reads its settings: the embedded server (an empty DATABASE_URL wins over a .env file,
 # which is read with overwrite=False), our own database on it, no broker, and quiet logs.
 os.environ["DATABASE_URL"] = ""

@@ -2,6 +2,14 @@
 
 Fail open: a timeout or an error records "no conflicts" with the reason on the turn's DetectionRun;
 nothing propagates to whoever is sending the reply.
+
+Turns that arrive close together share an LLM call (Celery dispatch; agents.batching packs the calls). The
+worker that takes a turn plans its check (claims, cached verdicts, pairs about different things); when pairs
+are left for the LLM it either leaves the turn to a worker already waiting for company in the same knowledge
+base (`gathering_until`), or waits itself until DETECTION_BATCH_WAIT_MS after the turn was recorded, then
+claims up to DETECTION_BATCH_MAX_TURNS queued turns of the knowledge base (one conditional update, as for its
+own), plans them and sends all their pairs in as few calls as the cap of 20 articles per call allows. Each
+turn's run is written under its own claim; a failed call records every turn that needed it as failed open.
 """
 from __future__ import annotations
 
@@ -388,7 +396,9 @@ def _gate_join(run: DetectionRun) -> bool:
         )
         if gate is None:
             return False
-        DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(claimed_at=None)
+        # Handed over, not attempted: the gathering worker's claim counts the attempt.
+        DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(claimed_at=None,
+                                                                              attempts=F("attempts") - 1)
     logger.debug("turn %s left to the batch of turn %s", run.turn_id, gate.turn_id)
     return True
 

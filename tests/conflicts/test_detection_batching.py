@@ -230,6 +230,7 @@ def test_a_turn_is_left_to_a_worker_gathering_its_knowledge_base(kb, fares, batc
     turn_detect(turn_id=gathering.pk)
     assert len(batching.requests) == 1
     assert [run_of(t).outcome for t in (gathering, late)] == [DetectionOutcome.OK] * 2
+    assert [run_of(t).attempts for t in (gathering, late)] == [1, 1]  # the hand-over was not an attempt
 
 
 @pytest.mark.django_db(transaction=True)
