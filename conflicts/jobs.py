@@ -27,13 +27,15 @@ DETECT_TURN = "conflicts.tasks.detect_turn"
 COMPUTE_SUGGESTION = "conflicts.tasks.compute_suggestion"
 INDUCE_RULES = "conflicts.tasks.induce_rules"
 RUN_INDEX_SYNC_JOB = "articles.tasks.run_index_sync_job"
-TASK_NAMES = (DETECT_TURN, COMPUTE_SUGGESTION, INDUCE_RULES, RUN_INDEX_SYNC_JOB)
+DELIVER_NOTIFICATION = "conflicts.tasks.deliver_notification"
+TASK_NAMES = (DETECT_TURN, COMPUTE_SUGGESTION, INDUCE_RULES, RUN_INDEX_SYNC_JOB, DELIVER_NOTIFICATION)
 
 
-def _send(task_name: str, *args) -> bool:
-    """Publish one message now; False (logged) when the broker cannot take it."""
+def _send(task_name: str, *args, countdown: float | None = None) -> bool:
+    """Publish one message now (to run after `countdown` seconds); False (logged) when the broker
+    cannot take it."""
     try:
-        app.signature(task_name, args=args).apply_async()
+        app.signature(task_name, args=args).apply_async(countdown=countdown)
     except Exception as exc:  # broker unreachable: the committed row waits for the sweeper
         logger.warning("could not enqueue %s%r (%s: %s); the sweeper will send it again",
                        task_name, args, type(exc).__name__, exc)
@@ -109,15 +111,26 @@ def index_sync_start(*, knowledge_base, full: bool = False, actor=None):
     return job
 
 
+def notification_deliver(*, delivery_id: int) -> None:
+    """Send a NotificationDelivery once the transaction that made it commits."""
+    _send_on_commit(DELIVER_NOTIFICATION, delivery_id)
+
+
+def notification_retry_later(*, delivery_id: int, countdown: float) -> None:
+    """Wake a worker for the delivery's next attempt (its row already says when; a lost message is
+    re-sent by the sweeper once that moment has passed)."""
+    _send(DELIVER_NOTIFICATION, delivery_id, countdown=max(countdown, 0.0))
+
+
 def jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
     """Send again every work row left queued longer than `older_than_s` (default: one sweep interval),
     and every row whose worker's claim has expired. Safe to repeat: workers claim before working."""
     from articles.models import IndexSyncJob, SyncStatus
-    from conflicts.models import DetectionOutcome, DetectionRun, JobStatus, SuggestionJob
+    from conflicts.models import DeliveryStatus, DetectionOutcome, DetectionRun, JobStatus, NotificationDelivery, SuggestionJob
 
     waited = settings.TASK_SWEEP_INTERVAL_S if older_than_s is None else older_than_s
     cutoff, expired = timezone.now() - dt.timedelta(seconds=waited), claim_expiry()
-    sent = {"detection": 0, "suggestion": 0, "index_sync": 0}
+    sent = {"detection": 0, "suggestion": 0, "index_sync": 0, "notification": 0}
     if settings.DETECTION_DISPATCH != "off":
         stale_runs = DetectionRun.objects.filter(outcome=DetectionOutcome.QUEUED).filter(
             Q(claimed_at__isnull=True, created_at__lt=cutoff) | Q(claimed_at__lt=expired)
@@ -134,6 +147,12 @@ def jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
     )
     for job_id in stale_syncs.values_list("pk", flat=True):
         sent["index_sync"] += _send(RUN_INDEX_SYNC_JOB, job_id)
+    # A delivery is due at next_attempt_at; one still queued a sweep interval after that lost its message.
+    stale_deliveries = NotificationDelivery.objects.filter(
+        Q(status=DeliveryStatus.QUEUED, next_attempt_at__lt=cutoff) | Q(status=DeliveryStatus.SENDING, claimed_at__lt=expired)
+    )
+    for delivery_id in stale_deliveries.values_list("pk", flat=True):
+        sent["notification"] += _send(DELIVER_NOTIFICATION, delivery_id)
     if any(sent.values()):
         logger.info("sweeper re-sent %s", sent)
     return sent

@@ -26,6 +26,8 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Earlier keys, still accepted after a rotation (sessions, signed values, stored webhook secrets).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 
 # --- security: refuse to start insecurely ---------------------------------------------------
 # Hosts only this machine can reach; any other name in DJANGO_ALLOWED_HOSTS means a deployment.
@@ -256,6 +258,37 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-jobs": {"task": "conflicts.tasks.sweep_jobs", "schedule": TASK_SWEEP_INTERVAL_S},
     "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
+
+# --- notifications (webhooks, e-mail, the daily digest) -----------------------------------------
+# Links in e-mails and webhook payloads point here.
+CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# Django's mail framework; the console backend (prints each message) until SMTP is configured.
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="kbreview <kbreview@localhost>")
+# A webhook that has not answered within this fails the attempt (retried later).
+NOTIFICATION_WEBHOOK_TIMEOUT_S = env.float("NOTIFICATION_WEBHOOK_TIMEOUT_S", default=5.0)
+# Attempts per message; the wait before attempt n+1 is RETRY_BASE_S * 2**(n-1), at most RETRY_MAX_S.
+NOTIFICATION_MAX_ATTEMPTS = env.int("NOTIFICATION_MAX_ATTEMPTS", default=6)
+NOTIFICATION_RETRY_BASE_S = env.float("NOTIFICATION_RETRY_BASE_S", default=30.0)
+NOTIFICATION_RETRY_MAX_S = env.float("NOTIFICATION_RETRY_MAX_S", default=3600.0)
+if NOTIFICATION_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("NOTIFICATION_MAX_ATTEMPTS must be at least 1")
+# The daily digest (yesterday's events) goes out at this hour (TIME_ZONE).
+NOTIFICATION_DIGEST_HOUR = env.int("NOTIFICATION_DIGEST_HOUR", default=7)
+# How often beat ends the snoozes whose date has passed (each with its "snooze ended" activity row).
+SNOOZE_CHECK_INTERVAL_S = env.float("SNOOZE_CHECK_INTERVAL_S", default=60.0)
+CELERY_BEAT_SCHEDULE.update({
+    "send-daily-digests": {"task": "conflicts.tasks.send_daily_digests",
+                           "schedule": crontab(hour=NOTIFICATION_DIGEST_HOUR, minute=0)},
+    "end-expired-snoozes": {"task": "conflicts.tasks.end_expired_snoozes", "schedule": SNOOZE_CHECK_INTERVAL_S},
+})
 
 # --- sources (web pages, folders, uploads) kept in sync -------------------------------------
 SOURCE_FETCH_TIMEOUT_S = env.float("SOURCE_FETCH_TIMEOUT_S", default=15.0)

@@ -3,6 +3,7 @@ masked sentence used to align claims by meaning ("€149 per month" and "€165 
 "amount per month")."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .split import Claim, split_claims
-from .stance import channel_stances, channels, is_negative, modality, strip_negation
+from .stance import channel_stances, channels, denied_words, is_negative, modality, strip_negation
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
 # An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
@@ -26,6 +27,8 @@ this that these those we our you your they their i my me us he she his her them 
 will would can could may might must shall should any all some each every per than then there here what which
 who when where why how not no yes also just only please""".split())
 SHORT_CLAIM_WORDS = 7
+YES_NO_RE = re.compile(r"^\s*(yes|no)\b", re.I)
+DENIAL_FILLER = frozenset({"be", "is", "are", "the", "a", "an"})
 VECTOR_CACHE_ARTICLES = 4096
 
 
@@ -40,6 +43,7 @@ class ClaimFacts:
     content: frozenset[str]  # stems of content words, denials left out
     channels_affirmed: frozenset[str] = frozenset()
     channels_denied: frozenset[str] = frozenset()
+    denied: frozenset[str] = frozenset()  # stems of what the claim denies ("refundable" in "non-refundable")
 
 
 def stem(word: str) -> str:
@@ -70,19 +74,40 @@ def mask(text: str, values: Sequence[Value]) -> str:
     return "".join(out)
 
 
+def _cell_values(claim: Claim, year: int) -> tuple[Value, ...]:
+    """A table cell's values read under its column header, so "Monthly price" gives "€40" its period."""
+    prefix = f"{claim.column}: "
+    shifted = []
+    for value in extract_values(prefix + claim.text, year=year):
+        if value.start >= len(prefix):
+            shifted.append(dataclasses.replace(value, start=value.start - len(prefix), end=value.end - len(prefix)))
+    return tuple(shifted)
+
+
 @functools.lru_cache(maxsize=VECTOR_CACHE_ARTICLES)
 def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
     """Claims of one article version with their facts; cached, so a turn re-parses nothing it has seen."""
     facts = []
     for claim in split_claims(title, body):
-        values = tuple(extract_values(claim.text, year=year))
+        values = _cell_values(claim, year) if claim.column else tuple(extract_values(claim.text, year=year))
         masked = mask(claim.text, values)
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
         affirmed, denied = channel_stances(claim.text)
-        facts.append(ClaimFacts(claim=claim, values=values, negative=is_negative(claim.text),
+        negative = is_negative(claim.text)
+        content = content_stems(strip_negation(claim.text))
+        denied_stems = frozenset(stem(w) for w in denied_words(claim.text)) - DENIAL_FILLER
+        answer = YES_NO_RE.match(claim.text) if claim.question else None
+        if answer:
+            # "Is there a minimum term? No - memberships run month to month": the answer denies the question.
+            negative = (answer.group(1).lower() == "no") != is_negative(claim.question)
+            asked = content_stems(strip_negation(claim.question))
+            content |= asked
+            denied_stems |= asked if negative else frozenset()
+            masked = f"{claim.question} {masked}"
+        facts.append(ClaimFacts(claim=claim, values=values, negative=negative,
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
-                                content=content_stems(strip_negation(claim.text)),
+                                content=content, denied=denied_stems,
                                 channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 

@@ -53,6 +53,7 @@ from conflicts.models import (
     ResolutionSuggestion,
     Turn,
 )
+from conflicts.services.notifications import notify_conflict_sighting
 from conflicts.services.review import conflict_regress, conflict_sighting_wake
 
 logger = logging.getLogger(__name__)
@@ -204,6 +205,7 @@ def conflict_record(
             conflict.snippet_low = finding.snippets.get(low.article.external_ref, conflict.snippet_low)
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
         conflict.save()
+        notify_conflict_sighting(conflict=conflict)  # once, when a new conflict reaches the threshold
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             jobs.suggestion_enqueue(conflict_id=conflict.pk)
     return conflict

@@ -173,7 +173,7 @@ def test_ops_detection_health_shows_what_the_llm_was_spared(client, kb, other_kb
 
 def test_ops_api_token_create_shows_it_once_and_revoke(client, kb, ops):
     client.force_login(ops)
-    response = client.post(reverse("ops_token_create"), {"name": "website bot"}, **HTMX)
+    response = client.post(reverse("ops_token_create"), {"name": "website bot", "scopes": ["turns:write", "answer", "conflicts:read"]}, **HTMX)
     assert response.status_code == 201
     secret = re.search(r'<code class="token-secret">([^<]+)</code>', response.content.decode()).group(1)
     assert secret.startswith("kbr_") and secret in response.content.decode()

@@ -42,6 +42,10 @@ CONFLICTS = {
                          "Request your refund in the app; refunds cannot be requested in person at the ticket desk."),
     "younger group admitted": ("Members must be at least 18 years old.",
                                "Members aged 16 or over are welcome to join."),
+    "a no that answers the question": ("Is there a joining fee?\nNo - you only pay the monthly membership.",
+                                       "Every new member pays a joining fee."),
+    "a table row against a sentence": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |\n| Loft | €75 |",
+                                       "The Studio plan costs €45 a month."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
@@ -58,6 +62,17 @@ AGREEING = {
     "free said two ways": ("Guests are welcome free of charge.", "We don't charge for guests."),
     "unrelated topics": ("Lockers take a £1 coin, returned when you open the locker.",
                          "Our café serves soup until 3 pm."),
+    "values said of different things": ("Gold members get 30% off every class.",
+                                        "Bronze members get 10% off every class, and 5% off the shop."),
+    "an elliptical clause keeps its subject": ("Gold members get 30% off classes, and 20% off the shop.",
+                                               "Bronze members get 10% off the shop."),
+    "double denial": ("Under-12s cannot swim without a parent in the water.",
+                      "Under-12s must swim with a parent in the water."),
+    "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
+    "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
+                          "Members can freeze their membership."),
+    "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
+                             "The Studio plan costs €48.40 a month including VAT."),
 }
 
 
