@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('conflicts', '0012_suggestionjob_detection_claims'),
+        ('conflicts', '0013_notifications'),
     ]
 
     operations = [
