@@ -145,7 +145,7 @@ class Workers:
         self.waits = 0
         timezone.now = self.now  # every caller looks the attribute up at call time
         detection._wait_until = self._wait_until
-        conflicts.jobs._send = lambda *args: True
+        conflicts.jobs._send = lambda *args, **kwargs: True
 
     def now(self):
         return self.start + dt.timedelta(seconds=self.offset_s)
