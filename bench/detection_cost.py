@@ -169,12 +169,17 @@ class Workers:
     def take(self, turn_id: int) -> None:
         from conflicts.services.detection import turn_detect
 
+        from conflicts.models import DetectionRun
+
         try:
             turn_detect(turn_id=turn_id)
         except Waiting as waiting:
             assert self.gate is None, "a second worker waited while one was gathering"
             self.gate = (turn_id, waiting.args[0])
             self.waits += 1
+            # The service closes a gate whose worker stopped; this one only stepped aside: open it again.
+            DetectionRun.objects.filter(turn_id=turn_id).update(
+                gathering_until=self.start + dt.timedelta(seconds=waiting.args[0]))
 
     def take_left_behind(self) -> None:
         from conflicts.models import DetectionOutcome, DetectionRun

@@ -380,6 +380,12 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         for check in checks[1:]:  # the leader's own claim is released by turn_detect
             DetectionRun.objects.filter(pk=check.run.pk, claimed_at=check.run.claimed_at,
                                         outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
+        if DetectionRun.objects.filter(pk=run.pk, gathering_until__isnull=False).update(gathering_until=None):
+            # Interrupted while waiting for company: the turns left to this worker need another one now.
+            jobs.detection_wake(turn_ids=list(DetectionRun.objects.filter(
+                outcome=DetectionOutcome.QUEUED, claimed_at__isnull=True,
+                turn__knowledge_base_id=run.turn.knowledge_base_id).exclude(pk=run.pk)
+                .values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
         raise
 
 

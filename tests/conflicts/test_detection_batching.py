@@ -273,3 +273,23 @@ def test_a_pair_found_by_the_claims_on_one_turn_and_the_llm_on_another_was_found
     turn_detect(turn_id=report(kb, "t-2", ["fare-a", "fare-b"]).pk)
     assert Conflict.objects.get().detector == "both"
     assert dict(ConflictOccurrence.objects.values_list("turn__external_id", "detector")) == {"t-1": "claims", "t-2": "llm"}
+
+
+@pytest.mark.django_db
+def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left_to_it(
+        kb, fares, batching, settings, monkeypatch, django_capture_on_commit_callbacks):
+    settings.DETECTION_BATCH_WAIT_MS = 1000
+    sent = []
+    monkeypatch.setattr("conflicts.jobs._send", lambda name, *args, **kwargs: sent.append((name, *args)) or True)
+
+    def stopped(moment):
+        raise SystemExit("worker shutting down")
+
+    monkeypatch.setattr("conflicts.services.detection._wait_until", stopped)
+    first, left = report(kb, "t-1", ["fare-a", "fare-b"]), report(kb, "t-2", ["fare-c", "fare-d"])
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(SystemExit):
+        turn_detect(turn_id=first.pk)
+    run = run_of(first)
+    assert run.outcome == DetectionOutcome.QUEUED and run.claimed_at is None and run.gathering_until is None
+    assert sent == [("conflicts.tasks.detect_turn", left.pk)]
+    assert batching.requests == []
