@@ -199,6 +199,11 @@ def label_subject(label: str) -> frozenset[str] | None:
     return phrase_stems(label) or None
 
 
+def _weight(subject: frozenset[str]) -> int:
+    # A name with its number ("fibre 500") identifies a thing as well as two words do.
+    return sum(2 if " " in stem else 1 for stem in subject)
+
+
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
     if not subject_a or not subject_b:
         return Relation.UNKNOWN
@@ -206,7 +211,7 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a and only_b:
         # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
-        if subject_a & subject_b or min(len(subject_a), len(subject_b)) >= DISJOINT_MIN_WORDS:
+        if subject_a & subject_b or min(_weight(subject_a), _weight(subject_b)) >= DISJOINT_MIN_WORDS:
             return Relation.DIFFERENT
         return Relation.UNKNOWN
     if only_a or only_b:
