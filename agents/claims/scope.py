@@ -59,7 +59,7 @@ TAX_INCLUDED_RE = re.compile(r"\b(?:incl(?:uding|udes|usive of|\.)?|with)\s+(?:v
 TAX_EXCLUDED_RE = re.compile(r"\b(?:excl(?:uding|udes|usive of|\.)?|plus|before|without|ex\.?|\+)\s*(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 # Whether a fare is for one way or there and back: "$190 return" and "$95 each way" can both be right.
 ONE_WAY_RE = re.compile(r"\b(?:each way|one[- ]way|single (?:fare|ticket|journey|trip))\b", re.I)
-RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|\(return\)|round[- ]trip|there and back)\b", re.I)
+RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]trip|there and back)\b|\(return\)", re.I)
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
