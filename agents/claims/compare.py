@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
-from .subject import Relation, label_subject, phrase_stems, relation, subject_of
+from .subject import Relation, phrase_stems, relation
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -162,7 +162,7 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
 
 
 def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
-    return subject_of(facts.claim.text, value.start) or (label_subject(facts.claim.label) if facts.claim.label else None)
+    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
 
 
 def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:

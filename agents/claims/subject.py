@@ -15,7 +15,7 @@ from enum import Enum
 
 import snowballstemmer
 
-from .analysis import STOPWORDS
+from .words import STOPWORDS
 from .scope import DAYS, MONTHS
 
 # Days and months scope a claim (see scope.py); they never say what a value is of.
@@ -48,6 +48,9 @@ please note price prices fee fees cost costs charge charges rate rates amount to
 WORD_RE = re.compile(r"[A-Z][A-Za-z'\-]*(?:\s\d+\b)?|[a-z][A-Za-z'\-]*")
 MAX_SUBJECT_WORDS = 16  # a longer "subject" is a fronted clause, not a noun phrase
 _stemmer = snowballstemmer.stemmer("english")
+
+
+DISJOINT_MIN_WORDS = 2  # two named subjects with no word in common ("group bookings" / "saver tickets")
 
 
 class Relation(Enum):
@@ -165,9 +168,40 @@ def phrase_stems(phrase: str) -> frozenset[str]:
     return _stems(WORD_RE.findall(phrase))
 
 
+NAMED_NOUN_RE = re.compile(r"((?:[A-Z][\w'\-]*\s+){1,3})([A-Za-z][\w'\-]*)")
+
+
+def named_mentions(text: str, known: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """`known` updated with the nouns `text` names ("Young Traveller card": card -> young, travel), so a
+    later bare "the card" in the same article can be read as the one last named."""
+    out = dict(known)
+    for match in NAMED_NOUN_RE.finditer(text):
+        words = match.group(1).split() + [match.group(2)]
+        for position in range(1, len(words)):
+            modifiers = _stems(words[:position])
+            noun = _stems(words[position:position + 1])
+            if modifiers and len(noun) == 1:
+                out[next(iter(noun))] = modifiers
+    return out
+
+
+def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    """A bare noun ("the card") with the modifiers its article last named it with."""
+    if subject and len(subject) == 1:
+        noun = next(iter(subject))
+        if noun in mentions:
+            return subject | mentions[noun]
+    return subject
+
+
 def label_subject(label: str) -> frozenset[str] | None:
     """A table row's label as the subject of its cells ("Hot Desk")."""
     return phrase_stems(label) or None
+
+
+def _weight(subject: frozenset[str]) -> int:
+    # A name with its number ("fibre 500") identifies a thing as well as two words do.
+    return sum(2 if " " in stem else 1 for stem in subject)
 
 
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
@@ -177,7 +211,9 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a and only_b:
         # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
-        return Relation.DIFFERENT if subject_a & subject_b else Relation.UNKNOWN
+        if subject_a & subject_b or min(_weight(subject_a), _weight(subject_b)) >= DISJOINT_MIN_WORDS:
+            return Relation.DIFFERENT
+        return Relation.UNKNOWN
     if only_a or only_b:
         return Relation.NARROWER
     return Relation.SAME

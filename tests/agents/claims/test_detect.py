@@ -71,6 +71,9 @@ AGREEING = {
     "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
     "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
                           "Members can freeze their membership."),
+    "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
+                                         "A Parking Pass lets you park by the pier. The pass costs £8 a year."),
+    "return and one way": ("Station shuttle (return): £18.", "The shuttle costs £9 each way."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
