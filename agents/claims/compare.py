@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, scopes_differ, scopes_uneven
+from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
 from .subject import Relation, phrase_stems, relation
 from .analysis import content_stems, stem
@@ -115,6 +115,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         def subject(x: Value, y: Value) -> bool:
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
+            if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
+                return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -148,6 +150,17 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
+
+
+def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
