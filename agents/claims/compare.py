@@ -43,6 +43,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
+CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
+                         r"compared (?:to|with)|was|were|previously)\b", re.I)
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -138,7 +141,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # every comparable value is stated on the other side too
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
-        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
+        strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
