@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, scopes_differ, scopes_uneven
+from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
 from .subject import Relation, phrase_stems, relation
 from .analysis import content_stems, stem
@@ -43,6 +43,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
+CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
+                         r"compared (?:to|with)|was|were|previously)\b", re.I)
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -115,6 +118,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         def subject(x: Value, y: Value) -> bool:
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
+            if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
+                return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -136,7 +141,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # every comparable value is stated on the other side too
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
-        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
+        strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
@@ -148,6 +154,17 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
+
+
+def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:

@@ -39,6 +39,7 @@ SUBJECT_END_RE = re.compile(
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
 per about via through within without between across""".split())
+FREE_NOUN_RE = re.compile(r"free\s+(?!of\b|to\b|for\b|from\b|with\b|on\b|at\b|in\b|if\b|when\b|and\b|or\b)([a-z][\w\s'\-]*)", re.I)
 DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
@@ -81,6 +82,11 @@ def _subject_after(text: str, start: int, position: int) -> frozenset[str] | Non
 def subject_of(text: str, position: int) -> frozenset[str] | None:
     """Stems of what the value at text[position] is said of: its clause's subject, and for a discount what
     it is off ("Groups: 15% off Flex fares" is said of groups and Flex fares)."""
+    attributive = FREE_NOUN_RE.match(text, position)
+    if attributive:  # "our free shuttle runs …": what is free is the noun it qualifies
+        named = _short_phrase(SUBJECT_END_RE.split(attributive.group(1), maxsplit=1)[0])
+        if named:
+            return named
     subject = _clause_subject(text, position)
     discounted = DISCOUNT_OBJECT_RE.match(text, position)
     if subject and discounted:

@@ -74,6 +74,8 @@ AGREEING = {
     "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
                                          "A Parking Pass lets you park by the pier. The pass costs £8 a year."),
     "return and one way": ("Station shuttle (return): £18.", "The shuttle costs £9 each way."),
+    "hours of other days in one claim": ("The pool is open weekdays 07:00-21:00 and at weekends 09:00-17:00.",
+                                         "Saturday and Sunday: the pool opens 09:00-17:00."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
