@@ -57,6 +57,14 @@ def detection_enqueue(*, turn_id: int) -> None:
         _send_on_commit(DETECT_TURN, turn_id)
 
 
+def detection_wake(*, turn_ids: list[int]) -> None:
+    """Send the queued turns' detection messages again after commit (a worker left them for a batch that was
+    full); a duplicate message does nothing. Inline and off dispatch send nothing (the sweeper skips off too)."""
+    if settings.DETECTION_DISPATCH == "celery":
+        for turn_id in turn_ids:
+            _send_on_commit(DETECT_TURN, turn_id)
+
+
 def suggestion_enqueue(*, conflict_id: int, force: bool = False):
     """Queue a suggestion computation for the conflict's current article versions, once per versions.
 

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, scopes_differ, scopes_uneven
-from .stance import NEGATION_RE, denied_words
-from .subject import Relation, label_subject, phrase_stems, relation, subject_of
+from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
+from .stance import NEGATION_RE
+from .subject import Relation, phrase_stems, relation
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -20,7 +20,9 @@ VALUE_MIN_SIMILARITY_WITH_OVERLAP = 0.45  # lower when the claims share their co
 VALUE_MIN_OVERLAP = 0.25
 POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
-POLARITY_MIN_WORDS = 4  # "Non-returnable items." labels a list; it states no rule to deny
+POLARITY_MIN_WORDS = 4
+POLARITY_LOOSE_MIN_SIMILARITY = 0.45
+POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
@@ -41,6 +43,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
+CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
+                         r"compared (?:to|with)|was|were|previously)\b", re.I)
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -71,7 +76,7 @@ def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
-    if similarity >= STRONG_SIMILARITY:
+    if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
     if not head_x or not head_y:  # nothing names what one value is of: the sentences must say it
@@ -113,6 +118,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         def subject(x: Value, y: Value) -> bool:
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
+            if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
+                return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -134,7 +141,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # every comparable value is stated on the other side too
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
-        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
+        strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
@@ -146,6 +154,17 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
+
+
+def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
@@ -160,7 +179,16 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
 
 
 def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
-    return subject_of(facts.claim.text, value.start) or (label_subject(facts.claim.label) if facts.claim.label else None)
+    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
+
+
+def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
+    """Loosely aligned claims, one denying at least two things the other states ("we can't accept debit cards"
+    / "you can now pick up with a debit card")."""
+    if similarity < POLARITY_LOOSE_MIN_SIMILARITY or a.negative == b.negative:
+        return False
+    negative, positive = (a, b) if a.negative else (b, a)
+    return len(negative.denied & positive.content) >= POLARITY_LOOSE_MIN_DENIED
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -204,7 +232,8 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     names_only = bool(differences) and not starts_sentence and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
                                           for op, left, right in differences)
     for op, left, right in differences:
-        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)):
+        # A denial that differs counts when the claims' polarity differs ("cannot … without" = "must … with").
+        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)) and a.negative != b.negative:
             return "policy", left or "(nothing)", right or "(nothing)", False
         if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only
@@ -245,14 +274,13 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-    if (similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
+    if ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
         opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
             negative, positive = (a, b) if a.negative else (b, a)
-            denied = {stem(w) for w in denied_words(negative.claim.text)} - {"be", "is", "are", "the", "a", "an"}
-            opposite = bool(denied & positive.content)
+            opposite = bool(negative.denied & positive.content)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
         if opposite and a.negative != b.negative and _shared_threshold(a, b):

@@ -28,6 +28,7 @@ class Claim:
     context: str  # heading / answered question / title: qualifies the claim, never quoted
     label: str = ""  # a table cell's row label ("Hot Desk"): what the cell's value is of
     column: str = ""  # a table cell's column header ("Meeting room time"): what the value is
+    question: str = ""  # the question this claim answers (the line before it, or a title that asks)
 
 
 def _is_heading(line: str) -> bool:
@@ -106,7 +107,7 @@ def split_claims(title: str, body: str) -> list[Claim]:
     """Every claim of an article in reading order, with its context."""
     claims: list[Claim] = []
     heading = title
-    question = ""  # the last question asked, for the answer that follows it
+    question = title.strip() if title.strip().endswith("?") else ""  # the last question asked, for its answer
     header: list[str] | None = None  # the column names of the table being read
     for line_match in re.finditer(r"[^\n]+", body):
         line = line_match.group()
@@ -136,9 +137,10 @@ def split_claims(title: str, body: str) -> list[Claim]:
                 continue
             if len(piece) < MIN_CLAIM_CHARS and not re.search(r"\d", piece):
                 continue
-            context = f"{heading} \u2014 {question}" if question else heading
+            context = f"{heading} \u2014 {question}" if question and question != heading else heading
+            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context,
+                                question=question))
             question = ""
-            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context))
         if content.rstrip().endswith(":") and marker:
             heading = f"{title} \u2014 {content.strip().rstrip(':')}"
     return claims[:MAX_CLAIMS]

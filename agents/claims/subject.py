@@ -15,7 +15,11 @@ from enum import Enum
 
 import snowballstemmer
 
-from .analysis import STOPWORDS
+from .words import STOPWORDS
+from .scope import DAYS, MONTHS
+
+# Days and months scope a claim (see scope.py); they never say what a value is of.
+CALENDAR_WORDS = frozenset(DAYS) | frozenset(f"{d}s" for d in DAYS) | frozenset(MONTHS) | {"weekday", "weekdays", "weekend", "weekends", "daily"}
 
 # A clause ends at a semicolon, a sentence end or a contrasting conjunction: "Flex … free, while Saver …".
 CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(?:so|and|or|which|because)\b", re.I)
@@ -35,14 +39,19 @@ SUBJECT_END_RE = re.compile(
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
 per about via through within without between across""".split())
+FREE_NOUN_RE = re.compile(r"free\s+(?!of\b|to\b|for\b|from\b|with\b|on\b|at\b|in\b|if\b|when\b|and\b|or\b)([a-z][\w\s'\-]*)", re.I)
+DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
-EMPTY_WORDS = frozenset("""yes no sorry off a an the this that these those our your their its my his her we you they it i us them
+EMPTY_WORDS = frozenset("""yes no sorry off member members customer customers client clients user users a an the this that these those our your their its my his her we you they it i us them
 each every all any some no one per only just also usually normally currently now today standard regular new
 please note price prices fee fees cost costs charge charges rate rates amount total time times""".split())
 WORD_RE = re.compile(r"[A-Z][A-Za-z'\-]*(?:\s\d+\b)?|[a-z][A-Za-z'\-]*")
 MAX_SUBJECT_WORDS = 16  # a longer "subject" is a fronted clause, not a noun phrase
 _stemmer = snowballstemmer.stemmer("english")
+
+
+DISJOINT_MIN_WORDS = 2  # two named subjects with no word in common ("group bookings" / "saver tickets")
 
 
 class Relation(Enum):
@@ -56,7 +65,7 @@ def _stems(words: list[str]) -> frozenset[str]:
     out = set()
     for word in words:
         lowered = word.lower()
-        if lowered in EMPTY_WORDS or lowered in STOPWORDS:
+        if lowered in EMPTY_WORDS or lowered in STOPWORDS or lowered in CALENDAR_WORDS:
             continue
         # "Fibre 500": a name with its number is one word ("fibre 500"), compared whole.
         head, _, number = lowered.partition(" ")
@@ -66,11 +75,26 @@ def _stems(words: list[str]) -> frozenset[str]:
 
 def _subject_after(text: str, start: int, position: int) -> frozenset[str] | None:
     padded = " " * start + text[start:]  # offsets kept; the blank start is no clause of its own
-    return subject_of(padded, position)
+    return _clause_subject(padded, position)
 
 
 @functools.lru_cache(maxsize=16384)
-def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozenset[str] | None:
+def subject_of(text: str, position: int) -> frozenset[str] | None:
+    """Stems of what the value at text[position] is said of: its clause's subject, and for a discount what
+    it is off ("Groups: 15% off Flex fares" is said of groups and Flex fares)."""
+    attributive = FREE_NOUN_RE.match(text, position)
+    if attributive:  # "our free shuttle runs …": what is free is the noun it qualifies
+        named = _short_phrase(SUBJECT_END_RE.split(attributive.group(1), maxsplit=1)[0])
+        if named:
+            return named
+    subject = _clause_subject(text, position)
+    discounted = DISCOUNT_OBJECT_RE.match(text, position)
+    if subject and discounted:
+        subject |= _stems(_head_phrase(WORD_RE.findall(re.split(r"[,.;:()]", discounted.group(1), maxsplit=1)[0])))
+    return subject
+
+
+def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> frozenset[str] | None:
     """Stems of the subject of the clause holding text[position]; None when the value comes before any verb
     or the clause opens with an adverbial ("Since May we …") rather than a noun phrase. `elliptical`: the
     clause after this one has no verb of its own and borrows this clause's subject."""
@@ -78,7 +102,7 @@ def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozens
     start = breaks[-1].end() if breaks else 0
     if breaks and not SUBJECT_END_RE.search(text, start, position):
         # "…get 50% off fares, and 30% off the vehicle fare": a clause without a verb shares the last one's subject.
-        return subject_of(text, breaks[-1].start(), elliptical=True)
+        return _clause_subject(text, breaks[-1].start(), elliptical=True)
     # Asides in parentheses are blanked, so "(aged 16 to 25)" neither ends the subject nor joins it.
     clause = PARENTHESES_RE.sub(lambda m: " " * len(m.group()), text[start:position])
     opened = clause.rfind("(")
@@ -91,6 +115,9 @@ def subject_of(text: str, position: int, *, elliptical: bool = False) -> frozens
     if colon > 0:
         label, between = clause[:colon], clause[colon + 1:]
         if len(between.split()) > LABEL_MAX_WORDS_TO_VALUE and not elliptical:
+            if not SUBJECT_END_RE.search(between) and not re.search(r"\d", between):
+                # "Emergency: emergency appointment, Monday to Friday £85" (no list of other values before it)
+                return _noun_phrase(between.split(",", 1)[0])
             return _subject_after(text, start + colon + 1, position)  # a sentence of its own after its label
         named = None if elliptical else _short_phrase(between)
         return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
@@ -123,7 +150,8 @@ def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
         words = words[1:]
     for index, word in enumerate(words):
         if word.lower() in PREPOSITIONS:
-            return words[:index]
+            # Names after the preposition still say which one: "the ticket office at Quarry Quay".
+            return words[:index] + [w for w in words[index + 1:] if w[:1].isupper()]
     return words
 
 
@@ -146,9 +174,40 @@ def phrase_stems(phrase: str) -> frozenset[str]:
     return _stems(WORD_RE.findall(phrase))
 
 
+NAMED_NOUN_RE = re.compile(r"((?:[A-Z][\w'\-]*\s+){1,3})([A-Za-z][\w'\-]*)")
+
+
+def named_mentions(text: str, known: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """`known` updated with the nouns `text` names ("Young Traveller card": card -> young, travel), so a
+    later bare "the card" in the same article can be read as the one last named."""
+    out = dict(known)
+    for match in NAMED_NOUN_RE.finditer(text):
+        words = match.group(1).split() + [match.group(2)]
+        for position in range(1, len(words)):
+            modifiers = _stems(words[:position])
+            noun = _stems(words[position:position + 1])
+            if modifiers and len(noun) == 1:
+                out[next(iter(noun))] = modifiers
+    return out
+
+
+def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    """A bare noun ("the card") with the modifiers its article last named it with."""
+    if subject and len(subject) == 1:
+        noun = next(iter(subject))
+        if noun in mentions:
+            return subject | mentions[noun]
+    return subject
+
+
 def label_subject(label: str) -> frozenset[str] | None:
     """A table row's label as the subject of its cells ("Hot Desk")."""
     return phrase_stems(label) or None
+
+
+def _weight(subject: frozenset[str]) -> int:
+    # A name with its number ("fibre 500") identifies a thing as well as two words do.
+    return sum(2 if " " in stem else 1 for stem in subject)
 
 
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
@@ -158,7 +217,9 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a and only_b:
         # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
-        return Relation.DIFFERENT if subject_a & subject_b else Relation.UNKNOWN
+        if subject_a & subject_b or min(_weight(subject_a), _weight(subject_b)) >= DISJOINT_MIN_WORDS:
+            return Relation.DIFFERENT
+        return Relation.UNKNOWN
     if only_a or only_b:
         return Relation.NARROWER
     return Relation.SAME

@@ -313,6 +313,13 @@ def extract_values(text: str, *, year: int) -> list[Value]:
 
 
 AGE_PLUS_RE = re.compile(r"\b(\d{1,2})\s?\+(?!\d)|\b(over|under)[- ](\d{1,2})s\b", re.I)
+# "children under 12", "until their 16th birthday": an age limit said of people, with no "aged" or "years".
+PERSON_AGE_RE = re.compile(r"\b(?:children|child|kids?|babies|infants|toddlers|teens|teenagers|young people|people|"
+                           r"anyone|guests|members|drivers|riders|passengers|students|visitors|pupils|patients)\s+"
+                           r"(under|below|over|above)\s+(\d{1,2})\b(?![.,]?\d|\s*(?:%|kg|g|lbs?|km|miles?|m|cm|months?|weeks?|"
+                           r"days?|hours?|minutes?|pounds|euros|dollars|people|guests|items)\b)", re.I)
+BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|his or her|her|his)\s+"
+                         r"(\d{1,2})(?:st|nd|rd|th)\s+birthday", re.I)
 
 
 def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
@@ -321,6 +328,16 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         if not _overlaps(match.span(), taken):
             amount = float(match.group(1) or match.group(2))
             out.append(Value(AGE, (amount, "min"), *match.span(), match.group(), role="min"))
+            taken.append(match.span())
+    for match in PERSON_AGE_RE.finditer(text):
+        span = match.span(2)
+        if not _overlaps(span, taken):
+            role = "max" if match.group(1).lower() in ("under", "below") else "min"
+            out.append(Value(AGE, (float(match.group(2)), role), *span, match.group(2), role=role))
+            taken.append(span)
+    for match in BIRTHDAY_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            out.append(Value(AGE, (float(match.group(1)), "max"), *match.span(), match.group(), role="max"))
             taken.append(match.span())
     for match in AGE_PLUS_RE.finditer(text):
         if _overlaps(match.span(), taken):
