@@ -115,11 +115,13 @@ def test_a_heading_scopes_the_claims_under_it(vectors):
 
 
 def test_sibling_pages_from_one_template_do_not_conflict(vectors):
-    # Counts of a noun no parser reads: only the near-copy comparison sees them, and the titles set them apart.
-    articles = pair("In summer the lake boat runs 6 trips a day, and in winter 2.",
-                    "In summer the lake boat has 9 departures a day, and in winter 4.",
+    # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
+    articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
+                    "In summer the lake boat makes 9 return sailings a day, and in winter 4.",
                     first_title="Route: Ashby jetty", second_title="Route: Kelso jetty")
     assert found(articles, vectors) == []
+    one_topic = pair(articles[0].body, articles[1].body, first_title="Lake boat", second_title="Lake boat timetable")
+    assert [f.type for f in found(one_topic, vectors)] == ["quantity"]
 
 
 def test_pairs_about_different_things_are_reported_as_unrelated(vectors):
