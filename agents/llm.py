@@ -4,8 +4,9 @@ Every failure becomes one `LLMError` with a short `reason`, so callers (the turn
 the CLIs) can fail open and record "error: <reason>" without knowing the client's exception tree.
 
 Every call is bounded: `max_tokens` (each call's own budget, sized from what it asks for, unless the
-purpose's setting overrides it), a stop sequence where the output format allows one, and a reply
-cut by the limit (`finish_reason == "length"`) is an `output_cut` error rather than "invalid JSON".
+purpose's setting overrides it), a stop sequence where the output format allows one (free-text
+samples only: JSON has none that is safe, see the note at SAMPLE_STOP), and a reply cut by the limit
+(`finish_reason == "length"`) is an `output_cut` error rather than "invalid JSON".
 
 JSON replies are enforced by the server, not only asked for: `json_schema` (OpenAI and servers that
 take it), `json_object` with the schema inside `response_format` (llama.cpp's server, vLLM-style
@@ -25,6 +26,10 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
+import jsonschema.validators
 import openai
 
 logger = logging.getLogger(__name__)
@@ -38,9 +43,10 @@ PURPOSES: tuple[str, ...] = ("answer", "detection", "suggestions")
 DEFAULT_TIMEOUT_S = 30.0
 # A call that names no budget of its own; callers size theirs from their schema.
 DEFAULT_MAX_TOKENS = 1024
-# A JSON reply never needs a run of blank lines; a grammar-constrained small model that starts
-# emitting whitespace forever is stopped here instead of at max_tokens.
-JSON_STOP: tuple[str, ...] = ("\n\n\n\n",)
+# JSON calls send no stop sequence: no run of characters is safe to stop at, since llama.cpp-family
+# grammars let raw newlines into strings (see parse_json_object), so a whitespace stop could cut a
+# string the grammar and the parser both accept. Their work is bounded by max_tokens, and in
+# json_object mode by the schema's string bounds and the grammar's whitespace rule (one space).
 # Free-text samples are one short answer: a blank line ends them.
 SAMPLE_STOP: tuple[str, ...] = ("\n\n",)
 # How a server says "I do not take this response_format": OpenAI-style 400, FastAPI-validation 422,
@@ -249,6 +255,14 @@ def bounded_schema(schema: Any, *, max_chars: int) -> Any:
     return bounded
 
 
+def with_max_items(schema: dict, key: str, max_items: int) -> dict:
+    """A copy of an object `schema` whose list property `key` holds at most `max_items` items: what a call
+    can usefully get (one item per pair or rule asked about), so a server's grammar ends the list
+    instead of a small model repeating items until max_tokens."""
+    properties = schema["properties"]
+    return {**schema, "properties": {**properties, key: {**properties[key], "maxItems": max_items}}}
+
+
 def schema_instruction(schema: dict) -> str:
     """The schema in words, at the end of the user message: what a model reads whatever the chat format keeps."""
     return (
@@ -301,7 +315,6 @@ def complete_json_reply(
             ],
             "response_format": response_format(mode, schema=schema, schema_name=schema_name, max_tokens=limit),
             "max_tokens": limit,
-            "stop": list(JSON_STOP),
         }
         if temperature is not None:
             params["temperature"] = temperature
@@ -552,80 +565,55 @@ def generate_with_top_logprobs(
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
+# Characters of the reply shown either side of where it stops being JSON.
+INVALID_JSON_CONTEXT_CHARS = 40
+
+
 def parse_json_object(content: str | None) -> dict:
-    """The reply as a JSON object; a reply wrapped in a code fence (common in json_object mode) is unwrapped."""
+    """The reply as a JSON object; a reply wrapped in a code fence (common in json_object mode) is unwrapped.
+
+    Control characters inside strings (a raw newline or tab) are accepted (`strict=False`): the
+    grammar llama-cpp-python builds from a schema lets any character but `"` and `\\` into a string
+    (0.3.16: `char ::= [^"\\] | "\\" ...`), and Gemma 3 270M does write raw newlines there. That is
+    the model's text, not broken structure; everything else JSON forbids is still refused.
+    """
     if not content or not content.strip():
         raise LLMError("invalid_json", "empty reply")
     fenced = _FENCE.match(content)
     text = fenced.group(1) if fenced else content
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, strict=False)
     except json.JSONDecodeError as error:
-        raise LLMError("invalid_json", f"{error.msg} at char {error.pos}") from error
+        around = text[max(0, error.pos - INVALID_JSON_CONTEXT_CHARS): error.pos + INVALID_JSON_CONTEXT_CHARS]
+        raise LLMError("invalid_json", f"{error.msg} (char {error.pos} of {len(text)}: {around!r})") from error
     if not isinstance(parsed, dict):
         raise LLMError("schema_mismatch", f"top level is {type(parsed).__name__}, not an object")
     return parsed
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "boolean": (bool,),
-    "integer": (int,),
-    "number": (int, float),
-    "null": (type(None),),
-}
+# A message that repeats a long reply (e.g. "[...] is too long") is replaced by the rule it breaks.
+MAX_PROBLEM_CHARS = 200
 
 
-def schema_problem(value: Any, schema: dict, path: str = "$") -> str | None:
-    """The first way `value` breaks `schema`, or None.
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator_class.check_schema(schema)  # a broken schema is the project's bug: say so, loudly
+    return validator_class(schema)
 
-    Covers the subset strict structured outputs use (type, properties, required,
-    additionalProperties, items, enum, min/maxItems, anyOf); endpoints in json_object mode
-    enforce nothing, so this is what makes both modes return the same shapes.
+
+def schema_problem(value: Any, schema: dict) -> str | None:
+    """The most relevant way `value` breaks `schema` (jsonschema's best match), or None.
+
+    Named by the JSON path of the field at fault, e.g. "$.pairs[1]: 'type' is a required property".
+    Endpoints in json_object mode may enforce nothing, so this is what makes every mode return the
+    same shapes.
     """
-    if "anyOf" in schema:
-        if all(schema_problem(value, option, path) for option in schema["anyOf"]):
-            return f"{path}: matches none of anyOf"
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    if error is None:
         return None
-    expected = schema.get("type")
-    if expected is not None:
-        names = expected if isinstance(expected, list) else [expected]
-        if not any(_is_json_type(value, name) for name in names):
-            return f"{path}: expected {'/'.join(names)}, got {type(value).__name__}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{path}: {value!r} not in {schema['enum']}"
-    if isinstance(value, dict):
-        properties: dict = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                return f"{path}: missing {key!r}"
-        for key, item in value.items():
-            if key in properties:
-                problem = schema_problem(item, properties[key], f"{path}.{key}")
-                if problem:
-                    return problem
-            elif schema.get("additionalProperties") is False:
-                return f"{path}: unexpected {key!r}"
-            elif isinstance(schema.get("additionalProperties"), dict):
-                problem = schema_problem(item, schema["additionalProperties"], f"{path}.{key}")
-                if problem:
-                    return problem
-    if isinstance(value, list):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            return f"{path}: fewer than {schema['minItems']} items"
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"{path}: more than {schema['maxItems']} items"
-        if "items" in schema:
-            for index, item in enumerate(value):
-                problem = schema_problem(item, schema["items"], f"{path}[{index}]")
-                if problem:
-                    return problem
-    return None
-
-
-def _is_json_type(value: Any, name: str) -> bool:
-    if name in ("integer", "number") and isinstance(value, bool):
-        return False  # bool is an int in Python, never in JSON
-    return isinstance(value, _JSON_TYPES.get(name, (object,)))
+    message = error.message
+    if len(message) > MAX_PROBLEM_CHARS:
+        message = f"breaks {error.validator} {json.dumps(error.validator_value, ensure_ascii=False)[:80]}"
+    return f"{error.json_path}: {message}"

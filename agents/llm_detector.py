@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from agents.llm import LLMConfig, complete_json_reply
+from agents.llm import LLMConfig, complete_json_reply, with_max_items
 from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
 from agents.types import CONFLICT_TYPES, ArticleText, ConflictFinding, DetectionResult, pair_key
@@ -51,13 +51,13 @@ VERDICTS_SCHEMA: dict = {
 
 def verdicts_schema(pairs: int) -> dict:
     """VERDICTS_SCHEMA for a call judging `pairs` pairs: at most one item each, so a server's grammar ends the list."""
-    return {**VERDICTS_SCHEMA, "properties": {"pairs": {**VERDICTS_SCHEMA["properties"]["pairs"], "maxItems": pairs}}}
+    return with_max_items(VERDICTS_SCHEMA, "pairs", pairs)
 
 
 _SYSTEM_TEMPLATE = """\
 You check a support chatbot's knowledge base for contradictions. You are given the articles that \
-retrieval returned for one customer question, each between <article ref="..."> and </article>, and \
-a list of article pairs to judge.
+retrieval returned for customer questions (one question, or several asked close together), each \
+between <article ref="..."> and </article>, and a list of article pairs to judge.
 
 {data_note}
 

@@ -11,7 +11,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from articles.models import IndexSyncJob, KnowledgeBase, SourceSync, SyncStatus
-from kbreview.jobs import claim_expiry, send, send_on_commit, sweep_cutoff
+from kbreview import jobs as outbox
+from kbreview.jobs import claim_expiry, sweep_cutoff
 
 RUN_INDEX_SYNC_JOB = "articles.tasks.run_index_sync_job"
 RUN_SOURCE_SYNC = "articles.tasks.run_source_sync"
@@ -24,13 +25,13 @@ def index_sync_start(*, knowledge_base: KnowledgeBase, full: bool = False, actor
 
     with transaction.atomic():
         job = index_sync_job_create(knowledge_base=knowledge_base, full=full, actor=actor)
-        send_on_commit(RUN_INDEX_SYNC_JOB, job.pk)
+        outbox.send_on_commit(RUN_INDEX_SYNC_JOB, job.pk)
     return job
 
 
 def source_sync_enqueue(*, sync_id: int) -> None:
     """Have a worker run a recorded SourceSync once the transaction that wrote it commits."""
-    send_on_commit(RUN_SOURCE_SYNC, sync_id)
+    outbox.send_on_commit(RUN_SOURCE_SYNC, sync_id)
 
 
 def articles_jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
@@ -42,7 +43,7 @@ def articles_jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
         Q(status=SyncStatus.QUEUED, created_at__lt=cutoff) | Q(status=SyncStatus.RUNNING, heartbeat_at__lt=expired)
     )
     for job_id in stale_syncs.values_list("pk", flat=True):
-        sent["index_sync"] += send(RUN_INDEX_SYNC_JOB, job_id)
+        sent["index_sync"] += outbox.send(RUN_INDEX_SYNC_JOB, job_id)
     # A source sync's hard time limit is SOURCE_SYNC_TIME_LIMIT_S: one running longer lost its worker
     # (source_sync_run takes such a sync over; one running for less is left to its worker).
     dead_before = timezone.now() - dt.timedelta(seconds=settings.SOURCE_SYNC_TIME_LIMIT_S)
@@ -50,5 +51,5 @@ def articles_jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
         Q(status=SyncStatus.QUEUED, created_at__lt=cutoff) | Q(status=SyncStatus.RUNNING, started_at__lt=dead_before)
     )
     for sync_id in stale_source_syncs.values_list("pk", flat=True):
-        sent["source_sync"] += send(RUN_SOURCE_SYNC, sync_id)
+        sent["source_sync"] += outbox.send(RUN_SOURCE_SYNC, sync_id)
     return sent

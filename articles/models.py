@@ -435,6 +435,13 @@ class AuditAction(models.TextChoices):
     MEMBERSHIP_CHANGED = "membership.changed", "Member's role changed"
     MEMBERSHIP_REMOVED = "membership.removed", "Member removed"
     TURN_REPLY_REPLACED = "turn.reply_replaced", "Turn reply replaced"
+    WEBHOOK_CREATED = "webhook.created", "Webhook added"
+    WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret replaced"
+    WEBHOOK_ENABLED = "webhook.enabled", "Webhook switched on"
+    WEBHOOK_DISABLED = "webhook.disabled", "Webhook switched off"
+    NOTIFICATION_SETTINGS_CHANGED = "notifications.settings", "Notification settings changed"
+    NOTIFICATION_PREFERENCE_CHANGED = "notifications.preference", "E-mail preference changed"
+    NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"
 
 
 class AuditEvent(models.Model):

@@ -60,6 +60,75 @@ def _address_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> 
     return ""
 
 
+@dataclass(frozen=True)
+class Target:
+    """An http(s) address taken apart for a request sent to a checked address."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str  # with the query
+    host_header: str
+
+    @classmethod
+    def parse(cls, url: str) -> "Target":
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise FetchError(f"only http and https addresses are fetched (got {parts.scheme or 'no scheme'!r})")
+        if not parts.hostname:
+            raise FetchError("the address has no host")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise FetchError("the address has an invalid port") from None
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        host_header = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+        return cls(scheme=parts.scheme, host=parts.hostname, port=port, path=path, host_header=host_header)
+
+
+def checked_address(host: str, port: int, *, allow_private: bool) -> str:
+    """The address to connect to for `host`; unless `allow_private`, every address the name resolves to
+    must be public (a name with one internal address is refused outright). Raises FetchError."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise FetchError(f"cannot resolve host {host!r} ({exc.strerror or exc})") from None
+    addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    if not allow_private:
+        for address in addresses:
+            reason = _address_refusal(address)
+            if reason:
+                raise FetchError(
+                    f"refused: {host} resolves to a {reason} address ({address}); "
+                    "this knowledge base does not allow requests to private addresses"
+                )
+    return str(addresses[0])
+
+
+def pinned_pool(scheme: str, host: str, port: int, address: str, *, timeout_s: float):
+    """A connection pool to the checked `address`, naming `host` in TLS (server name and certificate
+    check); never retries or follows redirects by itself. The caller sends `Host` itself."""
+    timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
+    common = {"port": port, "timeout": timeout, "retries": False, "maxsize": 1, "block": False}
+    if scheme == "https":
+        return urllib3.HTTPSConnectionPool(
+            address, server_hostname=host, assert_hostname=host, cert_reqs="CERT_REQUIRED", **common
+        )
+    return urllib3.HTTPConnectionPool(address, **common)
+
+
+def request_failure(exc: urllib3.exceptions.HTTPError, *, timeout_s: float) -> str:
+    """What a request that failed before any answer means, in the words a report shows."""
+    # A refused connection is a subclass of the connect timeout, so it is told apart first.
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return f"could not connect: {exc}"
+    if isinstance(exc, urllib3.exceptions.TimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return f"TLS failed: {exc}"
+    return f"could not connect: {exc}"
+
+
 @dataclass
 class Fetcher:
     """One per sync: keeps a connection pool per checked address and each origin's robots.txt."""
@@ -75,73 +144,32 @@ class Fetcher:
 
     # --- addresses -----------------------------------------------------------------------------
 
-    def _resolve(self, host: str, port: int) -> str:
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise FetchError(f"cannot resolve host {host!r} ({exc.strerror or exc})") from None
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
-        if not self.limits.allow_private:
-            # Every answer must be public: a name with one internal address is refused outright.
-            for address in addresses:
-                reason = _address_refusal(address)
-                if reason:
-                    raise FetchError(
-                        f"refused: {host} resolves to a {reason} address ({address}); "
-                        "this knowledge base does not allow fetching from private addresses"
-                    )
-        return str(addresses[0])
-
     def _pool(self, scheme: str, host: str, port: int):
-        address = self._resolve(host, port)
+        address = checked_address(host, port, allow_private=self.limits.allow_private)
         key = (scheme, host, port, address)
         pool = self._pools.get(key)
         if pool is None:
-            timeout = urllib3.Timeout(connect=self.limits.timeout_s, read=self.limits.timeout_s)
-            common = {"port": port, "timeout": timeout, "retries": False, "maxsize": 1, "block": False}
-            if scheme == "https":
-                pool = urllib3.HTTPSConnectionPool(
-                    address, server_hostname=host, assert_hostname=host, cert_reqs="CERT_REQUIRED", **common
-                )
-            else:
-                pool = urllib3.HTTPConnectionPool(address, **common)
-            self._pools[key] = pool
+            pool = self._pools[key] = pinned_pool(scheme, host, port, address, timeout_s=self.limits.timeout_s)
         return pool
 
     # --- requests ------------------------------------------------------------------------------
 
     def _get(self, url: str, *, headers: dict[str, str], accept: tuple[str, ...]) -> FetchResult:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise FetchError(f"only http and https addresses are fetched (got {parts.scheme or 'no scheme'!r})")
-        if not parts.hostname:
-            raise FetchError("the address has no host")
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            raise FetchError("the address has an invalid port") from None
-        path = parts.path or "/"
-        if parts.query:
-            path += "?" + parts.query
-        host_header = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+        target = Target.parse(url)
         request_headers = {
-            "Host": host_header,
+            "Host": target.host_header,
             "User-Agent": self.limits.user_agent,
             "Accept": ", ".join(accept),
             **headers,
         }
         deadline = time.monotonic() + self.limits.timeout_s
-        pool = self._pool(parts.scheme, parts.hostname, port)
+        pool = self._pool(target.scheme, target.host, target.port)
         try:
             response = pool.urlopen(
-                "GET", path, headers=request_headers, redirect=False, preload_content=False, assert_same_host=False
+                "GET", target.path, headers=request_headers, redirect=False, preload_content=False, assert_same_host=False
             )
-        except urllib3.exceptions.TimeoutError:
-            raise FetchError(f"no answer within {self.limits.timeout_s:g} s") from None
-        except urllib3.exceptions.SSLError as exc:
-            raise FetchError(f"TLS failed: {exc}") from None
         except urllib3.exceptions.HTTPError as exc:
-            raise FetchError(f"could not connect: {exc}") from None
+            raise FetchError(request_failure(exc, timeout_s=self.limits.timeout_s)) from None
         try:
             return self._read(url, response, accept=accept, deadline=deadline)
         except BaseException:

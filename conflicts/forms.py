@@ -6,7 +6,7 @@ import datetime as dt
 from django import forms
 from django.utils import timezone
 
-from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner
+from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner, TokenScope
 from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
 
@@ -220,6 +220,14 @@ class ResyncForm(forms.Form):
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="Which chatbot uses it.")
+    scopes = forms.MultipleChoiceField(choices=TokenScope.choices, initial=TokenScope.values,
+                                       widget=forms.CheckboxSelectMultiple, label="May")
+    expires_days = forms.IntegerField(required=False, min_value=1, max_value=3650, label="Expires after (days)",
+                                      help_text="empty: until revoked")
+
+    def expires_at(self):
+        days = self.cleaned_data.get("expires_days")
+        return timezone.now() + dt.timedelta(days=days) if days else None
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -14,16 +14,19 @@ from django.db.models import Q
 
 from articles import jobs as articles_jobs
 from kbreview.celery import app
-from kbreview.jobs import claim_expiry, send, send_on_commit, sweep_cutoff
+from kbreview import jobs as outbox
+from kbreview.jobs import claim_expiry, sweep_cutoff
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["claim_expiry", "detection_enqueue", "jobs_sweep", "rule_induction_enqueue", "suggestion_enqueue"]
+__all__ = ["claim_expiry", "detection_enqueue", "detection_wake", "jobs_sweep", "notification_deliver",
+           "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue"]
 
 DETECT_TURN = "conflicts.tasks.detect_turn"
 COMPUTE_SUGGESTION = "conflicts.tasks.compute_suggestion"
 INDUCE_RULES = "conflicts.tasks.induce_rules"
-TASK_NAMES = (DETECT_TURN, COMPUTE_SUGGESTION, INDUCE_RULES, *articles_jobs.TASK_NAMES)
+DELIVER_NOTIFICATION = "conflicts.tasks.deliver_notification"
+TASK_NAMES = (DETECT_TURN, COMPUTE_SUGGESTION, INDUCE_RULES, DELIVER_NOTIFICATION, *articles_jobs.TASK_NAMES)
 
 
 def detection_enqueue(*, turn_id: int) -> None:
@@ -32,7 +35,15 @@ def detection_enqueue(*, turn_id: int) -> None:
     if mode == "inline":
         transaction.on_commit(lambda: app.tasks[DETECT_TURN].apply(args=[turn_id]))
     elif mode == "celery":
-        send_on_commit(DETECT_TURN, turn_id)
+        outbox.send_on_commit(DETECT_TURN, turn_id)
+
+
+def detection_wake(*, turn_ids: list[int]) -> None:
+    """Send the queued turns' detection messages again after commit (a worker left them for a batch that was
+    full); a duplicate message does nothing. Inline and off dispatch send nothing (the sweeper skips off too)."""
+    if settings.DETECTION_DISPATCH == "celery":
+        for turn_id in turn_ids:
+            outbox.send_on_commit(DETECT_TURN, turn_id)
 
 
 def suggestion_enqueue(*, conflict_id: int, force: bool = False):
@@ -62,34 +73,51 @@ def suggestion_enqueue(*, conflict_id: int, force: bool = False):
             job = SuggestionJob.objects.create(**key)
     except IntegrityError:  # a concurrent request queued the same versions first
         return None
-    send_on_commit(COMPUTE_SUGGESTION, job.pk)
+    outbox.send_on_commit(COMPUTE_SUGGESTION, job.pk)
     return job
 
 
 def rule_induction_enqueue(*, knowledge_base_id: int, actor_id: int | None = None) -> None:
     # The InductionRun row is written by the run itself: a lost induction is simply run again next night.
-    send_on_commit(INDUCE_RULES, knowledge_base_id, actor_id)
+    outbox.send_on_commit(INDUCE_RULES, knowledge_base_id, actor_id)
+
+
+def notification_deliver(*, delivery_id: int) -> None:
+    """Send a NotificationDelivery once the transaction that made it commits."""
+    outbox.send_on_commit(DELIVER_NOTIFICATION, delivery_id)
+
+
+def notification_retry_later(*, delivery_id: int, countdown: float) -> None:
+    """Wake a worker for the delivery's next attempt (its row already says when; a lost message is
+    re-sent by the sweeper once that moment has passed)."""
+    outbox.send(DELIVER_NOTIFICATION, delivery_id, countdown=max(countdown, 0.0))
 
 
 def jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
     """Send again every work row left queued longer than `older_than_s` (default: one sweep interval),
     and every row whose worker's claim has expired, in this app and in articles. Safe to repeat:
     workers claim before working."""
-    from conflicts.models import DetectionOutcome, DetectionRun, JobStatus, SuggestionJob
+    from conflicts.models import DeliveryStatus, DetectionOutcome, DetectionRun, JobStatus, NotificationDelivery, SuggestionJob
 
     cutoff, expired = sweep_cutoff(older_than_s), claim_expiry()
-    sent = {"detection": 0, "suggestion": 0}
+    sent = {"detection": 0, "suggestion": 0, "notification": 0}
     if settings.DETECTION_DISPATCH != "off":
         stale_runs = DetectionRun.objects.filter(outcome=DetectionOutcome.QUEUED).filter(
             Q(claimed_at__isnull=True, created_at__lt=cutoff) | Q(claimed_at__lt=expired)
         )
         for turn_id in stale_runs.values_list("turn_id", flat=True):
-            sent["detection"] += send(DETECT_TURN, turn_id)
+            sent["detection"] += outbox.send(DETECT_TURN, turn_id)
     stale_suggestions = SuggestionJob.objects.filter(
         Q(status=JobStatus.QUEUED, created_at__lt=cutoff) | Q(status=JobStatus.RUNNING, claimed_at__lt=expired)
     )
     for job_id in stale_suggestions.values_list("pk", flat=True):
-        sent["suggestion"] += send(COMPUTE_SUGGESTION, job_id)
+        sent["suggestion"] += outbox.send(COMPUTE_SUGGESTION, job_id)
+    # A delivery is due at next_attempt_at; one still queued a sweep interval after that lost its message.
+    stale_deliveries = NotificationDelivery.objects.filter(
+        Q(status=DeliveryStatus.QUEUED, next_attempt_at__lt=cutoff) | Q(status=DeliveryStatus.SENDING, claimed_at__lt=expired)
+    )
+    for delivery_id in stale_deliveries.values_list("pk", flat=True):
+        sent["notification"] += outbox.send(DELIVER_NOTIFICATION, delivery_id)
     sent.update(articles_jobs.articles_jobs_sweep(older_than_s=older_than_s))
     if any(sent.values()):
         logger.info("sweeper re-sent %s", sent)

@@ -86,6 +86,17 @@ class DetectionRun(models.Model):
     model = models.CharField(max_length=200, blank=True)
     dropped_invented_refs = models.PositiveIntegerField(default=0)
     dropped_bad_snippets = models.PositiveIntegerField(default=0)
+    # Pairs not sent to the LLM because their articles are about different things, and claim findings the
+    # LLM confirmed / did not confirm (auto: a rejected one is dropped).
+    unrelated_pairs = models.PositiveIntegerField(default=0)
+    llm_confirmed = models.PositiveIntegerField(default=0)
+    llm_rejected = models.PositiveIntegerField(default=0)
+    # Turns whose pairs were judged in the LLM call(s) this turn's pairs went to, this one included (1: a
+    # call of its own, 0: no call). A shared call's cost (llm_calls, tokens) is on the run of the turn that opened it.
+    batch_turns = models.PositiveSmallIntegerField(default=0)
+    # While set (and in the future), the worker holding this run waits for other turns to judge with it; a
+    # worker that takes another turn of the knowledge base meanwhile leaves that turn to it.
+    gathering_until = models.DateTimeField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     # Set by the worker that took the check (a conditional update, so only one can); a claim older than
     # CELERY_TASK_TIME_LIMIT belongs to a worker that died, and the sweeper hands the check out again.
@@ -195,12 +206,12 @@ class Conflict(models.Model):
         return f"conflict {self.pk}: {self.article_low_id} vs {self.article_high_id}"
 
     def snoozed_at(self, moment) -> bool:
-        """Snoozed at `moment`: before its date, or before it was seen the agreed number of times."""
-        if self.status != ConflictStatus.OPEN:
+        """Snoozed at `moment`: until its date or until it has been seen the agreed number of times,
+        whichever comes first (as the snooze's activity row says)."""
+        if self.status != ConflictStatus.OPEN or (self.snoozed_until is None and self.snoozed_until_seen is None):
             return False
-        return bool(
-            (self.snoozed_until and self.snoozed_until > moment)
-            or (self.snoozed_until_seen and self.times_seen < self.snoozed_until_seen)
+        return (self.snoozed_until is None or self.snoozed_until > moment) and (
+            self.snoozed_until_seen is None or self.times_seen < self.snoozed_until_seen
         )
 
     def snippet_for(self, article_id: int) -> str:
@@ -492,3 +503,161 @@ class SuggestionJob(models.Model):
             models.CheckConstraint(condition=models.Q(status__in=JobStatus.values), name="suggestion_job_status_valid"),
         ]
         indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]
+
+
+# --- notifications: webhooks and e-mail for new high-impact conflicts, regressions, assignments ---
+
+
+class NotificationEventKind(models.TextChoices):
+    NEW_CONFLICT = "conflict.new", "New conflict over the impact threshold"
+    REGRESSED = "conflict.regressed", "Reviewed conflict came back (regressed)"
+    ASSIGNED = "conflict.assigned", "Conflict assigned"
+
+
+class EmailMode(models.TextChoices):
+    OFF = "off", "No e-mail"
+    IMMEDIATE = "immediate", "An e-mail per event"
+    DIGEST = "digest", "A daily digest"
+
+
+class NotificationSettings(models.Model):
+    """Per knowledge base: when a new conflict is worth telling people about, and addresses that are not
+    members (a team inbox) with how they hear. Without a row, the defaults below apply."""
+
+    knowledge_base = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="notification_settings")
+    # A new conflict is notified once (when it first reaches either): seen in this many turns, or cited
+    # by this many replies (the queue's "cited in N replies / retrieved in M").
+    min_seen = models.PositiveIntegerField(default=3)
+    min_cited = models.PositiveIntegerField(default=1)
+    email_recipients = ArrayField(models.EmailField(max_length=254), default=list, blank=True)
+    email_mode = models.CharField(max_length=10, choices=EmailMode.choices, default=EmailMode.IMMEDIATE)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "notification settings"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(email_mode__in=EmailMode.values), name="notification_settings_mode_valid"),
+            models.CheckConstraint(condition=models.Q(min_seen__gte=1, min_cited__gte=1), name="notification_settings_thresholds_positive"),
+        ]
+
+
+class NotificationPreference(models.Model):
+    """How one member hears about one knowledge base's events by e-mail (off unless they choose)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preferences")
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    email_mode = models.CharField(max_length=10, choices=EmailMode.choices, default=EmailMode.OFF)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "knowledge_base"], name="notification_preference_unique"),
+            models.CheckConstraint(condition=models.Q(email_mode__in=EmailMode.values), name="notification_preference_mode_valid"),
+        ]
+
+
+def all_event_kinds() -> list[str]:
+    return list(NotificationEventKind.values)
+
+
+class Webhook(models.Model):
+    """An outgoing webhook of one knowledge base. Its signing secret is stored encrypted (the signature
+    needs the secret itself, so it cannot be hashed like an API token) and shown once."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=1000)
+    secret_encrypted = models.TextField()
+    secret_hint = models.CharField(max_length=16)  # the secret's first characters, to recognise it
+    events = ArrayField(models.CharField(max_length=30, choices=NotificationEventKind.choices), default=all_event_kinds)
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    secret_rotated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(events__contained_by=NotificationEventKind.values), name="webhook_events_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class NotificationEvent(models.Model):
+    """Something worth telling: recorded once (the unique key) by the service that saw it, in its
+    transaction; deliveries are made from it. `payload` is what webhooks receive."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="notification_events")
+    kind = models.CharField(max_length=30, choices=NotificationEventKind.choices)
+    # Tells repeated events of one kind apart: "" for a new conflict (once per conflict), the activity
+    # row's id for a regression or an assignment.
+    key = models.CharField(max_length=64, blank=True)
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conflict", "kind", "key"], name="notification_event_once"),
+            models.CheckConstraint(condition=models.Q(kind__in=NotificationEventKind.values), name="notification_event_kind_valid"),
+        ]
+        indexes = [models.Index(fields=["knowledge_base", "created_at"], name="notification_event_by_day")]
+
+
+class DeliveryChannel(models.TextChoices):
+    WEBHOOK = "webhook", "Webhook"
+    EMAIL = "email", "E-mail"
+    DIGEST = "digest", "Daily digest"
+
+
+class DeliveryStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    SENDING = "sending", "Sending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class NotificationDelivery(models.Model):
+    """One message to one webhook or address: the work row a worker claims (queued -> sending ->
+    delivered | queued again with a later next_attempt_at | failed). Its body is fixed when it is made,
+    so every attempt sends the same bytes (and the same signature)."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    channel = models.CharField(max_length=10, choices=DeliveryChannel.choices)
+    event = models.ForeignKey(NotificationEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="deliveries")
+    webhook = models.ForeignKey(Webhook, null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries")
+    target = models.CharField(max_length=1000)  # the URL or address, as it was when made (kept for the log)
+    digest_date = models.DateField(null=True, blank=True)
+    subject = models.CharField(max_length=300, blank=True)
+    body = models.TextField()
+    status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "webhook"], condition=models.Q(channel="webhook"), name="delivery_once_per_webhook"),
+            models.UniqueConstraint(fields=["event", "target"], condition=models.Q(channel="email"), name="delivery_once_per_address"),
+            models.UniqueConstraint(fields=["knowledge_base", "target", "digest_date"], condition=models.Q(channel="digest"),
+                                    name="digest_once_per_address_and_day"),
+            models.CheckConstraint(condition=models.Q(status__in=DeliveryStatus.values), name="delivery_status_valid"),
+            models.CheckConstraint(condition=models.Q(channel__in=DeliveryChannel.values), name="delivery_channel_valid"),
+            models.CheckConstraint(
+                condition=models.Q(channel="digest", digest_date__isnull=False, event__isnull=True)
+                | (~models.Q(channel="digest") & models.Q(event__isnull=False)),
+                name="delivery_channel_fields",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_sweep"),
+            models.Index(fields=["knowledge_base", "-created_at"], name="delivery_log"),
+        ]

@@ -174,8 +174,11 @@ def conflict_queue_page(*, conflicts: QuerySet, sort: str, size: int, after: str
 
 def snoozed_q(moment: dt.datetime) -> Q:
     """Conflicts snoozed at `moment` (the rule of Conflict.snoozed_at, as a query)."""
-    return Q(status=ConflictStatus.OPEN) & (
-        Q(snoozed_until__gt=moment) | Q(snoozed_until_seen__isnull=False, times_seen__lt=F("snoozed_until_seen"))
+    return (
+        Q(status=ConflictStatus.OPEN)
+        & (Q(snoozed_until__isnull=False) | Q(snoozed_until_seen__isnull=False))
+        & (Q(snoozed_until__isnull=True) | Q(snoozed_until__gt=moment))
+        & (Q(snoozed_until_seen__isnull=True) | Q(times_seen__lt=F("snoozed_until_seen")))
     )
 
 
@@ -433,6 +436,10 @@ class DetectionHealth:
     latency_p95_ms: float | None
     llm_configured: bool
     llm_calls: int
+    batched_turns: int = 0  # turns whose pairs shared an LLM call with other turns
+    unrelated_pairs: int = 0  # pairs about different things, not sent to the LLM
+    llm_confirmed: int = 0  # claim findings the LLM confirmed
+    llm_rejected: int = 0  # claim findings the LLM did not confirm (dropped)
 
 
 def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.datetime | None = None) -> DetectionHealth:
@@ -445,6 +452,10 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         p50=_Percentile("latency_ms", 0.5),
         p95=_Percentile("latency_ms", 0.95),
         llm_calls=Sum("llm_calls"),
+        batched_turns=Count("pk", filter=Q(batch_turns__gt=1)),
+        unrelated_pairs=Sum("unrelated_pairs"),
+        llm_confirmed=Sum("llm_confirmed"),
+        llm_rejected=Sum("llm_rejected"),
         **{f"n_{value}": Count("pk", filter=Q(outcome=value)) for value in DetectionOutcome.values},
     )
     return DetectionHealth(
@@ -455,11 +466,46 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         latency_p95_ms=figures["p95"],
         llm_configured=llm_config_for("detection") is not None,
         llm_calls=figures["llm_calls"] or 0,
+        batched_turns=figures["batched_turns"],
+        unrelated_pairs=figures["unrelated_pairs"] or 0,
+        llm_confirmed=figures["llm_confirmed"] or 0,
+        llm_rejected=figures["llm_rejected"] or 0,
     )
 
 
 def api_tokens(*, knowledge_base: KnowledgeBase) -> QuerySet:
     return ApiToken.objects.filter(knowledge_base=knowledge_base).select_related("created_by").order_by("-created_at")
+
+
+def webhooks(*, knowledge_base: KnowledgeBase) -> QuerySet:
+    from conflicts.models import Webhook
+
+    return Webhook.objects.filter(knowledge_base=knowledge_base).select_related("created_by")
+
+
+def notification_deliveries(*, knowledge_base: KnowledgeBase, status: str = "", limit: int = 50) -> list:
+    """The delivery log, newest first (a failed one keeps its last error and can be sent again)."""
+    from conflicts.models import NotificationDelivery
+
+    rows = NotificationDelivery.objects.filter(knowledge_base=knowledge_base).select_related("event").defer("body")
+    if status:
+        rows = rows.filter(status=status)
+    return list(rows.order_by("-created_at", "-id")[:limit])
+
+
+def notification_delivery_counts(*, knowledge_base: KnowledgeBase) -> dict[str, int]:
+    from conflicts.models import DeliveryStatus, NotificationDelivery
+
+    counts = dict(NotificationDelivery.objects.filter(knowledge_base=knowledge_base).values_list("status")
+                  .annotate(n=Count("pk")).values_list("status", "n"))
+    return {value: counts.get(value, 0) for value in DeliveryStatus.values}
+
+
+def notification_preference(*, user, knowledge_base: KnowledgeBase) -> str:
+    from conflicts.models import EmailMode, NotificationPreference
+
+    row = NotificationPreference.objects.filter(user=user, knowledge_base=knowledge_base).first()
+    return row.email_mode if row else EmailMode.OFF
 
 
 def conflict_suggestion(*, conflict: Conflict):

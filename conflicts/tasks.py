@@ -62,3 +62,35 @@ def sweep_jobs() -> dict:
     from conflicts.jobs import jobs_sweep
 
     return jobs_sweep()
+
+
+@shared_task(acks_late=True)
+def deliver_notification(delivery_id: int) -> str:
+    """One attempt at a webhook or e-mail delivery; its row schedules (and bounds) the next one."""
+    from conflicts import jobs
+    from conflicts.services.deliveries import notification_delivery_attempt
+
+    delivery, retry_in = notification_delivery_attempt(delivery_id=delivery_id)
+    if retry_in is not None:
+        jobs.notification_retry_later(delivery_id=delivery_id, countdown=retry_in)
+    return delivery.status if delivery else "missing"
+
+
+@shared_task
+def send_daily_digests() -> int:
+    """Daily at NOTIFICATION_DIGEST_HOUR (Celery beat): yesterday's digest to every address that chose it."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from conflicts.services.notifications import digest_send
+
+    return digest_send(day=timezone.localdate() - dt.timedelta(days=1))
+
+
+@shared_task
+def end_expired_snoozes() -> int:
+    """Every SNOOZE_CHECK_INTERVAL_S (Celery beat): snoozes whose date passed end, each with its activity row."""
+    from conflicts.services.review import conflicts_snooze_expire
+
+    return conflicts_snooze_expire()

@@ -53,4 +53,11 @@ urlpatterns = [
     path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),
     path("ops/tokens/", views.ops_token_create, name="ops_token_create"),
     path("ops/tokens/<int:pk>/revoke/", views.ops_token_revoke, name="ops_token_revoke"),
+    path("ops/notifications/", views.ops_notifications, name="ops_notifications"),
+    path("ops/notifications/settings/", views.ops_notification_settings, name="ops_notification_settings"),
+    path("ops/notifications/webhooks/", views.ops_webhook_create, name="ops_webhook_create"),
+    path("ops/notifications/webhooks/<int:pk>/rotate/", views.ops_webhook_rotate, name="ops_webhook_rotate"),
+    path("ops/notifications/webhooks/<int:pk>/toggle/", views.ops_webhook_toggle, name="ops_webhook_toggle"),
+    path("ops/notifications/deliveries/<int:pk>/retry/", views.ops_delivery_retry, name="ops_delivery_retry"),
+    path("notifications/", views.notification_preferences, name="notification_preferences"),
 ]

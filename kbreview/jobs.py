@@ -39,10 +39,11 @@ BROKER_BACKOFF_S = 5.0  # after a failed send, messages wait for the sweeper thi
 EXIT_FLUSH_S = 5.0
 
 
-def send(task_name: str, *args) -> bool:
-    """Publish one message now; False (logged) when the broker cannot take it."""
+def send(task_name: str, *args, countdown: float | None = None) -> bool:
+    """Publish one message now (to run after `countdown` seconds); False (logged) when the broker
+    cannot take it."""
     try:
-        app.signature(task_name, args=args).apply_async()
+        app.signature(task_name, args=args).apply_async(countdown=countdown)
     except Exception as exc:  # broker unreachable: the committed row waits for the sweeper
         logger.warning("could not enqueue %s%r (%s: %s); the sweeper will send it again",
                        task_name, args, type(exc).__name__, exc)

@@ -26,6 +26,8 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Earlier keys, still accepted after a rotation (sessions, signed values, stored webhook secrets).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 
 # --- security: refuse to start insecurely ---------------------------------------------------
 # Hosts only this machine can reach; any other name in DJANGO_ALLOWED_HOSTS means a deployment.
@@ -260,6 +262,37 @@ CELERY_BEAT_SCHEDULE = {
     "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
 
+# --- notifications (webhooks, e-mail, the daily digest) -----------------------------------------
+# Links in e-mails and webhook payloads point here.
+CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# Django's mail framework; the console backend (prints each message) until SMTP is configured.
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="kbreview <kbreview@localhost>")
+# A webhook that has not answered within this fails the attempt (retried later).
+NOTIFICATION_WEBHOOK_TIMEOUT_S = env.float("NOTIFICATION_WEBHOOK_TIMEOUT_S", default=5.0)
+# Attempts per message; the wait before attempt n+1 is RETRY_BASE_S * 2**(n-1), at most RETRY_MAX_S.
+NOTIFICATION_MAX_ATTEMPTS = env.int("NOTIFICATION_MAX_ATTEMPTS", default=6)
+NOTIFICATION_RETRY_BASE_S = env.float("NOTIFICATION_RETRY_BASE_S", default=30.0)
+NOTIFICATION_RETRY_MAX_S = env.float("NOTIFICATION_RETRY_MAX_S", default=3600.0)
+if NOTIFICATION_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("NOTIFICATION_MAX_ATTEMPTS must be at least 1")
+# The daily digest (yesterday's events) goes out at this hour (TIME_ZONE).
+NOTIFICATION_DIGEST_HOUR = env.int("NOTIFICATION_DIGEST_HOUR", default=7)
+# How often beat ends the snoozes whose date has passed (each with its "snooze ended" activity row).
+SNOOZE_CHECK_INTERVAL_S = env.float("SNOOZE_CHECK_INTERVAL_S", default=60.0)
+CELERY_BEAT_SCHEDULE.update({
+    "send-daily-digests": {"task": "conflicts.tasks.send_daily_digests",
+                           "schedule": crontab(hour=NOTIFICATION_DIGEST_HOUR, minute=0)},
+    "end-expired-snoozes": {"task": "conflicts.tasks.end_expired_snoozes", "schedule": SNOOZE_CHECK_INTERVAL_S},
+})
+
 # --- sources (web pages, folders, uploads) kept in sync -------------------------------------
 SOURCE_FETCH_TIMEOUT_S = env.float("SOURCE_FETCH_TIMEOUT_S", default=15.0)
 SOURCE_FETCH_MAX_BYTES = env.int("SOURCE_FETCH_MAX_BYTES", default=5 * 1024 * 1024)
@@ -285,6 +318,13 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
+# Turns that arrive close together share an LLM call: a worker whose turn has pairs for the LLM waits until
+# DETECTION_BATCH_WAIT_MS after the turn was recorded, then takes up to DETECTION_BATCH_MAX_TURNS queued turns
+# of the same knowledge base (itself included; 1 = one call per turn) and sends their pairs in as few calls
+# as the cap of 20 articles and DETECTION_BATCH_MAX_PAIRS pairs per call allow. Not with inline dispatch.
+DETECTION_BATCH_WAIT_MS = env.int("DETECTION_BATCH_WAIT_MS", default=2000)
+DETECTION_BATCH_MAX_TURNS = env.int("DETECTION_BATCH_MAX_TURNS", default=16)
+DETECTION_BATCH_MAX_PAIRS = env.int("DETECTION_BATCH_MAX_PAIRS", default=60)
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # Per API token: at most API_RATE_LIMIT requests (0: no limit) per API_RATE_WINDOW_S seconds, then 429.
 API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=1200)
@@ -351,6 +391,10 @@ if DETECTION_TIMEOUT_S >= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("DETECTION_TIMEOUT_S must be shorter than CELERY_TASK_SOFT_TIME_LIMIT")
 if DETECTION_DETECTOR not in ("claims", "llm", "auto"):
     raise ImproperlyConfigured(f"DETECTION_DETECTOR={DETECTION_DETECTOR!r}: use claims, llm or auto")
+if not 0 <= DETECTION_BATCH_WAIT_MS < DETECTION_TIMEOUT_S * 1000:
+    raise ImproperlyConfigured("DETECTION_BATCH_WAIT_MS must be >= 0 and shorter than DETECTION_TIMEOUT_S")
+if DETECTION_BATCH_MAX_TURNS < 1 or DETECTION_BATCH_MAX_PAIRS < 1:
+    raise ImproperlyConfigured("DETECTION_BATCH_MAX_TURNS and DETECTION_BATCH_MAX_PAIRS must be >= 1")
 # Knowledge-assessment threshold τ (calibrate with `manage.py calibrate_entropy`): below it the
 # model answers from its own knowledge, at or above it from retrieved context.
 MACR_ENTROPY_THRESHOLD = env.float("MACR_ENTROPY_THRESHOLD", default=-2.0)

@@ -3,6 +3,7 @@ masked sentence used to align claims by meaning ("€149 per month" and "€165 
 "amount per month")."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .split import Claim, split_claims
-from .stance import channel_stances, channels, is_negative, modality, strip_negation
+from .words import STOPWORDS
+from .subject import label_subject, named_mentions, resolved, subject_of
+from .stance import channel_stances, channels, denied_words, is_negative, modality, strip_negation
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
 # An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
@@ -21,11 +24,9 @@ Encoder = Callable[[Sequence[str]], np.ndarray]
 
 PLACEHOLDERS = {MONEY: "an amount", PERCENT: "a percentage", CLOCK: "a time", DATE: "a date", PHONE: "a number",
                 EMAIL: "an address", URL: "a website", AGE: "an age", QUANTITY: "a length of", COUNT: "several", UNLIMITED: "an amount of"}
-STOPWORDS = frozenset("""a an the and or of to in on at by for from with within into is are be been was were it its
-this that these those we our you your they their i my me us he she his her them as if so do does did have has had
-will would can could may might must shall should any all some each every per than then there here what which
-who when where why how not no yes also just only please""".split())
 SHORT_CLAIM_WORDS = 7
+YES_NO_RE = re.compile(r"^\s*(yes|no)\b", re.I)
+DENIAL_FILLER = frozenset({"be", "is", "are", "the", "a", "an"})
 VECTOR_CACHE_ARTICLES = 4096
 
 
@@ -40,6 +41,8 @@ class ClaimFacts:
     content: frozenset[str]  # stems of content words, denials left out
     channels_affirmed: frozenset[str] = frozenset()
     channels_denied: frozenset[str] = frozenset()
+    denied: frozenset[str] = frozenset()  # stems of what the claim denies ("refundable" in "non-refundable")
+    subjects: tuple[frozenset[str] | None, ...] = ()  # what each value is said of (subject.py), by position
 
 
 def stem(word: str) -> str:
@@ -70,19 +73,45 @@ def mask(text: str, values: Sequence[Value]) -> str:
     return "".join(out)
 
 
+def _cell_values(claim: Claim, year: int) -> tuple[Value, ...]:
+    """A table cell's values read under its column header, so "Monthly price" gives "€40" its period."""
+    prefix = f"{claim.column}: "
+    shifted = []
+    for value in extract_values(prefix + claim.text, year=year):
+        if value.start >= len(prefix):
+            shifted.append(dataclasses.replace(value, start=value.start - len(prefix), end=value.end - len(prefix)))
+    return tuple(shifted)
+
+
 @functools.lru_cache(maxsize=VECTOR_CACHE_ARTICLES)
 def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
     """Claims of one article version with their facts; cached, so a turn re-parses nothing it has seen."""
     facts = []
+    mentions = named_mentions(title, {})
     for claim in split_claims(title, body):
-        values = tuple(extract_values(claim.text, year=year))
+        values = _cell_values(claim, year) if claim.column else tuple(extract_values(claim.text, year=year))
         masked = mask(claim.text, values)
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
         affirmed, denied = channel_stances(claim.text)
-        facts.append(ClaimFacts(claim=claim, values=values, negative=is_negative(claim.text),
+        negative = is_negative(claim.text)
+        # A table cell is about its row and column as much as its text ("Consultation", "Price": "€58").
+        content = content_stems(strip_negation(f"{claim.label} {claim.column} {claim.text}" if claim.label else claim.text))
+        denied_stems = frozenset(stem(w) for w in denied_words(claim.text)) - DENIAL_FILLER
+        answer = YES_NO_RE.match(claim.text) if claim.question else None
+        if answer:
+            # "Is there a minimum term? No - memberships run month to month": the answer denies the question.
+            negative = (answer.group(1).lower() == "no") != is_negative(claim.question)
+            asked = content_stems(strip_negation(claim.question))
+            content |= asked
+            denied_stems |= asked if negative else frozenset()
+            masked = f"{claim.question} {masked}"
+        subjects = tuple(resolved(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else None),
+                                  mentions) for v in values)
+        mentions = named_mentions(claim.text, mentions)
+        facts.append(ClaimFacts(claim=claim, values=values, negative=negative,
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
-                                content=content_stems(strip_negation(claim.text)),
+                                content=content, denied=denied_stems, subjects=subjects,
                                 channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 

@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, scopes_differ, scopes_uneven
-from .stance import NEGATION_RE, denied_words
+from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
+from .stance import NEGATION_RE
+from .subject import Relation, phrase_stems, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -19,12 +20,19 @@ VALUE_MIN_SIMILARITY_WITH_OVERLAP = 0.45  # lower when the claims share their co
 VALUE_MIN_OVERLAP = 0.25
 POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
+POLARITY_MIN_WORDS = 4
+POLARITY_LOOSE_MIN_SIMILARITY = 0.45
+POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
+ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
+YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
+NARROWER_SUBJECT_STRENGTH = 0.7
+UNKNOWN_SUBJECT_STRENGTH = 0.8  # loosely aligned claims whose subjects cannot be compared  # "a replacement card costs €5" / "the card costs €12": likelier two prices
 POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|before|after|claim|report|exchange|"
                           r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
 AUDIENCE_OR_AGE = re.compile(r"\b(?:age|aged|adult|child|children|kid|member|student|senior|eligible|"
@@ -36,6 +44,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
+CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
+                         r"compared (?:to|with)|was|were|previously)\b", re.I)
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -60,12 +71,13 @@ def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     after = " ".join(text[value.end:].split()[:HEAD_WINDOW_WORDS - 1])
     head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
     if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
-        head = content_stems(facts.claim.context.rsplit("\u2014", 1)[-1]) - GENERIC_HEAD_WORDS - DAY_WORDS
+        said_of = facts.claim.column if facts.claim.label else facts.claim.context.rsplit("\u2014", 1)[-1]
+        head = content_stems(said_of) - GENERIC_HEAD_WORDS - DAY_WORDS
     return head
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
-    if similarity >= STRONG_SIMILARITY:
+    if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
     if not head_x or not head_y:  # nothing names what one value is of: the sentences must say it
@@ -77,7 +89,8 @@ def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, 
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"]
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+                  and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))
             return (UNLIMITED, 0.8, *(said[::-1] if flip else said))
@@ -99,9 +112,15 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # hours on one particular day (31 December) are an exception to the usual ones
         if kind == MONEY and _bundle_differs(a, b):
             continue  # "5 sessions: £160" and "a single session costs £31.50" price different things
+        if kind in (EMAIL, URL) and similarity < ADDRESS_MIN_SIMILARITY:
+            continue  # a business has an address per purpose (bookings, lost property): only one purpose counts
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
+            if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
+                return False
+            if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
+                return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -123,12 +142,59 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # every comparable value is stated on the other side too
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
-        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
+        strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
+        relations = {_subject_relation(a, x, b, y) for x, y in pairs
+                     if id(x) not in matched_mine and id(y) not in matched_theirs}
+        if relations == {Relation.NARROWER}:
+            strength *= NARROWER_SUBJECT_STRENGTH
+        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY:
+            strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
+
+
+def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
+
+
+def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
+    subject_a, subject_b = _subject(a, x), _subject(b, y)
+    found = relation(subject_a, subject_b)
+    if found is Relation.SAME and len(subject_a) == 1:
+        # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
+        title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+        if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
+            return Relation.DIFFERENT
+    return found
+
+
+def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
+    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
+
+
+def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
+    """Loosely aligned claims, one denying at least two things the other states ("we can't accept debit cards"
+    / "you can now pick up with a debit card")."""
+    if similarity < POLARITY_LOOSE_MIN_SIMILARITY or a.negative == b.negative:
+        return False
+    negative, positive = (a, b) if a.negative else (b, a)
+    return len(negative.denied & positive.content) >= POLARITY_LOOSE_MIN_DENIED
+
+
+def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """Both claims name the same period or amount: opposite polarity then splits a rule at that point."""
+    return any(equal_values(x, y) for x in a.values if x.kind == QUANTITY for y in b.values if y.kind == QUANTITY)
 
 
 def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -151,6 +217,29 @@ def _said(values: list[Value]) -> str:
     return " / ".join(dict.fromkeys(v.text for v in values))
 
 
+TRIM = ",.;:()!?"
+
+
+def _subject_at(facts: ClaimFacts, words: str) -> frozenset[str] | None:
+    """What the number in `words` is said of: its parsed value's subject, else its clause's."""
+    start = max(0, facts.claim.text.find(words))
+    end = start + len(words)
+    for value, subject in zip(facts.values, facts.subjects):
+        if value.start < end and start < value.end:
+            return subject
+    return subject_of(facts.claim.text, start)
+
+
+def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) -> bool:
+    """Not when the numbers are said of different things, or the articles are pages about different things
+    built from one template ("Route A: 10 sailings a day" / "Route B: 8 sailings a day")."""
+    subjects = (_subject_at(a, left), _subject_at(b, right))
+    if relation(*subjects) is Relation.DIFFERENT:
+        return False
+    titles = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return relation(*titles) is not Relation.DIFFERENT
+
+
 def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
@@ -167,10 +256,16 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     names_only = bool(differences) and not starts_sentence and all(op == "replace" and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right)
                                           for op, left, right in differences)
     for op, left, right in differences:
-        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)):
+        # A denial that differs counts when the claims' polarity differs ("cannot … without" = "must … with").
+        if bool(NEGATION_RE.search(left)) != bool(NEGATION_RE.search(right)) and a.negative != b.negative:
             return "policy", left or "(nothing)", right or "(nothing)", False
         if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only
+        if (op == "replace" and re.search(r"\d", left) and re.search(r"\d", right)
+                and left.strip(TRIM) != right.strip(TRIM) and _copied_number_differs(a, left, b, right)):
+            # A number the copy changed, in whatever format the value parsers may not read.
+            years = YEAR_RE.fullmatch(left.strip(TRIM)) and YEAR_RE.fullmatch(right.strip(TRIM))
+            return ("date" if years else "quantity"), left.strip(TRIM), right.strip(TRIM), False
     return None
 
 
@@ -208,15 +303,18 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-    if similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP:
+    if ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP or _denies_what_other_affirms(a, b, similarity))
+            and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
         opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
             negative, positive = (a, b) if a.negative else (b, a)
-            denied = {stem(w) for w in denied_words(negative.claim.text)} - {"be", "is", "are", "the", "a", "an"}
-            opposite = bool(denied & positive.content)
+            opposite = bool(negative.denied & positive.content)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
+        if opposite and a.negative != b.negative and _shared_threshold(a, b):
+            # "until 24 hours before: can" / "less than 24 hours before: can no longer": a rule and its converse.
+            opposite = False
         if opposite:
             ctype = "eligibility" if AUDIENCE_OR_AGE.search(a.claim.text + " " + b.claim.text) else "policy"
             if a.channels or b.channels:

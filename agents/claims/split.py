@@ -11,7 +11,8 @@ from dataclasses import dataclass
 LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022\u2013]|\d{1,2}[.)]|[a-z][.)]|#+)\s+")
 SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u20ac$\u00a3])")
 # "e.g. Foo", "No. 5", "St. Mary", "J. Smith": a dot that ends an abbreviation or an initial.
-ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|no|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
+ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
+NUMBER_ABBREVIATION_RE = re.compile(r"\bno\.$", re.I)  # "No. 5" abbreviates; "…: no. The hall …" ends a sentence
 ANSWER_OPENING_RE = re.compile(r"^(?:yes|no|sorry|unfortunately|absolutely|of course)\b", re.I)
 MIN_CLAIM_CHARS = 12
 MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
@@ -25,6 +26,9 @@ class Claim:
     end: int
     text: str  # body[start:end], exactly
     context: str  # heading / answered question / title: qualifies the claim, never quoted
+    label: str = ""  # a table cell's row label ("Hot Desk"): what the cell's value is of
+    column: str = ""  # a table cell's column header ("Meeting room time"): what the value is
+    question: str = ""  # the question this claim answers (the line before it, or a title that asks)
 
 
 def _is_heading(line: str) -> bool:
@@ -40,7 +44,8 @@ def _is_heading(line: str) -> bool:
 def _sentences(line: str) -> list[tuple[int, int]]:
     cuts = [0]
     for match in SENTENCE_END_RE.finditer(line):
-        if ABBREVIATION_RE.search(line[: match.start()].rstrip(")\"'\u201d")):
+        before = line[: match.start()].rstrip(")\"'\u201d")
+        if ABBREVIATION_RE.search(before) or (NUMBER_ABBREVIATION_RE.search(before) and line[match.end():][:1].isdigit()):
             continue
         cuts.append(match.end())
     cuts.append(len(line))
@@ -63,14 +68,59 @@ def _bounded(line: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+TABLE_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
+TABLE_RULE_RE = re.compile(r"^[\s|:\-]+$")
+CELL_RE = re.compile(r"[^|]+")
+MIN_CELL_CHARS = 2
+
+
+def _cells(line: str, base: int) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each non-empty cell of a Markdown table row, offsets in the body."""
+    out = []
+    for match in CELL_RE.finditer(line):
+        text = match.group().strip()
+        if text:
+            start = base + match.start() + match.group().index(text)
+            out.append((start, start + len(text), text))
+    return out
+
+
+def _table_claims(line: str, base: int, header: list[str], heading: str, index: int) -> list[Claim]:
+    """A table row as one claim per value cell: its context is the row's label and the column's header
+    ("Hot Desk, Meeting room time included"), so "| Hot Desk | 4 hours |" aligns with "Hot Desk: 2 hours"."""
+    cells = _cells(line, base)
+    if len(cells) < 2:
+        return []
+    label = cells[0][2]
+    claims = []
+    for column, (start, end, text) in enumerate(cells[1:], start=1):
+        if len(text) < MIN_CELL_CHARS:
+            continue
+        column_name = header[column] if column < len(header) else ""
+        context = f"{heading} \u2014 {label}" + (f", {column_name}" if column_name else "")
+        claims.append(Claim(index=index + len(claims), start=start, end=end, text=text, context=context, label=label,
+                            column=column_name))
+    return claims
+
+
 def split_claims(title: str, body: str) -> list[Claim]:
     """Every claim of an article in reading order, with its context."""
     claims: list[Claim] = []
     heading = title
-    question = ""  # the last question asked, for the answer that follows it
+    question = title.strip() if title.strip().endswith("?") else ""  # the last question asked, for its answer
+    header: list[str] | None = None  # the column names of the table being read
     for line_match in re.finditer(r"[^\n]+", body):
         line = line_match.group()
         base = line_match.start()
+        if TABLE_ROW_RE.match(line):
+            if TABLE_RULE_RE.match(line):
+                continue
+            if header is None:
+                header = [text for _, _, text in _cells(line, 0)]
+                continue
+            claims.extend(_table_claims(line, base, header, heading, len(claims)))
+            continue
+        header = None
         marker = LIST_MARKER_RE.match(line)
         offset = marker.end() if marker else 0
         content = line[offset:]
@@ -87,9 +137,10 @@ def split_claims(title: str, body: str) -> list[Claim]:
                 continue
             if len(piece) < MIN_CLAIM_CHARS and not re.search(r"\d", piece):
                 continue
-            context = f"{heading} \u2014 {question}" if question else heading
+            context = f"{heading} \u2014 {question}" if question and question != heading else heading
+            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context,
+                                question=question))
             question = ""
-            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context))
         if content.rstrip().endswith(":") and marker:
             heading = f"{title} \u2014 {content.strip().rstrip(':')}"
     return claims[:MAX_CLAIMS]

@@ -11,7 +11,7 @@ import re
 NEGATION_RE = re.compile(
     r"\b(?:not|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
     r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
-    r"unavailable|ineligible|impossible|excluded|disallowed)\b|\bnon-[a-z]+|\bno\b(?! (?:later|more|less|"
+    r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?! (?:later|more|less|"
     r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
 NO_NEED_RE = re.compile(r"\b(?:no need|not (?:required|necessary|needed|mandatory|compulsory)|optional|"
                         r"don't (?:need|have) to|do not (?:need|have) to|needn't)\b", re.I)
@@ -34,20 +34,29 @@ CHANNEL_RES = {name: re.compile(pattern, re.I) for name, pattern in CHANNELS.ite
 ANSWER_PARTICLE_RE = re.compile(r"^\s*(?:yes|no|sorry)\s*[,.:;!\-\u2013\u2014]+\s*", re.I)
 
 
+COORDINATION_RE = re.compile(r"[;,]|\b(?:and|but|or)\b", re.I)
+
+
 def is_negative(text: str) -> bool:
-    """Whether the claim denies what it states (an odd number of denials). A leading "No," answers a
-    question and says nothing about the sentence after it."""
-    return len(NEGATION_RE.findall(ANSWER_PARTICLE_RE.sub("", text))) % 2 == 1
+    """Whether the claim denies what it states: a clause with an odd number of denials ("cannot travel
+    without an adult" affirms; "not made up and not refunded" denies). A leading "No," answers a question
+    and says nothing about the sentence after it."""
+    return any(len(NEGATION_RE.findall(clause)) % 2 == 1
+               for clause in COORDINATION_RE.split(ANSWER_PARTICLE_RE.sub("", text)))
 
 
 def denied_words(text: str) -> frozenset[str]:
-    """The words a denial applies to: the three after each "not" / "cannot" / "non-" (what is denied)."""
+    """The words a denial applies to: the word after "non-", else up to three after each "not" / "cannot"
+    within its clause, names left out (what is denied is an action or a quality, not a place)."""
     body = ANSWER_PARTICLE_RE.sub("", text)
     words: set[str] = set()
     for match in NEGATION_RE.finditer(body):
-        tail = re.sub(r"^non-", "", match.group(), flags=re.I) if match.group().lower().startswith("non-") else ""
-        following = re.findall(r"[A-Za-z][A-Za-z'\-]+", body[match.end():])[:3]
-        words.update(w.lower() for w in ([tail] if tail else []) + following)
+        if match.group().lower().startswith("non-"):
+            words.add(match.group()[4:].lower())
+            continue
+        clause = re.split(r"[,;:.()]", body[match.end():], maxsplit=1)[0]
+        following = re.findall(r"[A-Za-z][A-Za-z'\-]+", clause)[:3]
+        words.update(w.lower() for w in following if not w[0].isupper())
     return frozenset(words)
 
 

@@ -150,7 +150,10 @@ def _singular(word: str) -> str:
     return w
 
 
-PERIOD_BEFORE_RE = re.compile(r"\b(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)\b[\s:|]*$", re.I)
+DURATION_BEFORE_RE = re.compile(r"\b(?:within|in|for|after|up to|at least|under|over|less than|more than|than|"
+                                r"takes?|lasts?|only|about|around|roughly|nearly|almost|half)\s*$", re.I)
+PERIOD_BEFORE_RE = re.compile(r"\b(?:(?:per|a|each)\s+(day|night|week|month|year|hour|visit|person)|"
+                              r"(dai|night|week|month|year|hour)ly\s+\w+)\b[\s:|]*$", re.I)
 
 
 def _period_after(text: str, end: int, start: int | None = None) -> str:
@@ -160,8 +163,8 @@ def _period_after(text: str, end: int, start: int | None = None) -> str:
         return _singular(match.group(1))
     if start is not None:
         before = PERIOD_BEFORE_RE.search(text[max(0, start - 30):start])
-        if before:
-            return _singular(before.group(1))
+        if before:  # "per month:" or "Monthly price:"
+            return _singular(before.group(1) or {"dai": "day"}.get(before.group(2).lower(), before.group(2).lower()))
     return ""
 
 
@@ -310,6 +313,13 @@ def extract_values(text: str, *, year: int) -> list[Value]:
 
 
 AGE_PLUS_RE = re.compile(r"\b(\d{1,2})\s?\+(?!\d)|\b(over|under)[- ](\d{1,2})s\b", re.I)
+# "children under 12", "until their 16th birthday": an age limit said of people, with no "aged" or "years".
+PERSON_AGE_RE = re.compile(r"\b(?:children|child|kids?|babies|infants|toddlers|teens|teenagers|young people|people|"
+                           r"anyone|guests|members|drivers|riders|passengers|students|visitors|pupils|patients)\s+"
+                           r"(under|below|over|above)\s+(\d{1,2})\b(?![.,]?\d|\s*(?:%|kg|g|lbs?|km|miles?|m|cm|months?|weeks?|"
+                           r"days?|hours?|minutes?|pounds|euros|dollars|people|guests|items)\b)", re.I)
+BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|his or her|her|his)\s+"
+                         r"(\d{1,2})(?:st|nd|rd|th)\s+birthday", re.I)
 
 
 def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
@@ -318,6 +328,16 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         if not _overlaps(match.span(), taken):
             amount = float(match.group(1) or match.group(2))
             out.append(Value(AGE, (amount, "min"), *match.span(), match.group(), role="min"))
+            taken.append(match.span())
+    for match in PERSON_AGE_RE.finditer(text):
+        span = match.span(2)
+        if not _overlaps(span, taken):
+            role = "max" if match.group(1).lower() in ("under", "below") else "min"
+            out.append(Value(AGE, (float(match.group(2)), role), *span, match.group(2), role=role))
+            taken.append(span)
+    for match in BIRTHDAY_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            out.append(Value(AGE, (float(match.group(1)), "max"), *match.span(), match.group(), role="max"))
             taken.append(match.span())
     for match in AGE_PLUS_RE.finditer(text):
         if _overlaps(match.span(), taken):
@@ -352,6 +372,9 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             taken.append(span)
             continue
         unit = _unit_of(word.split()[0])
+        if (not is_digit and match.group(1).lower() in {"a", "an"}
+                and not DURATION_BEFORE_RE.search(before)):
+            continue  # "8 sailings a day", "£5 an hour": a rate's period, not a length of time
         if unit is not None and (is_digit or word.lower().split()[0] not in {"a", "an"}):
             dimension, factor = unit
             period = _period_after(text, match.end())

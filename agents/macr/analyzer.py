@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agents.llm import LLMConfig
+from agents.llm import LLMConfig, with_max_items
 from agents.quotes import find_in_article, verified_quotes
 from agents.macr.calls import CallMeter, json_call
 from agents.macr.prompts import (
@@ -125,8 +125,9 @@ def analyze(
         date_line(now), "Sources:", quote_sources(sources), f"Question: {question}",
         "Answer given by each source alone:\n" + listing,
     ])
+    pairs = len(sources) * (len(sources) - 1) // 2  # at most one triplet per pair of sources
     parsed = json_call(meter=meter, step="analyzer_compare", config=config, system=COMPARE_SYSTEM, user=user,
-                       schema=COMPARE_SCHEMA, schema_name=COMPARE_SCHEMA_NAME)
+                       schema=with_max_items(COMPARE_SCHEMA, "conflicts", pairs), schema_name=COMPARE_SCHEMA_NAME)
     triplets, bad_snippets, invented = check_triplets(parsed=parsed, sources=by_ref)
     return Analysis(answers=answers, triplets=triplets, dropped_bad_snippets=bad_quotes + bad_snippets,
                     dropped_invented_refs=invented)

@@ -148,10 +148,10 @@ COMPARE_SCHEMA: dict = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "refs": {"type": "array", "items": {"type": "string"}},
+                    "refs": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
                     "explanation": {"type": "string"},
                     "type": {"type": "string", "enum": list(MACR_CONFLICT_TYPES)},
-                    "snippets": QUOTES_SCHEMA,
+                    "snippets": {**QUOTES_SCHEMA, "maxItems": 2},  # one quote per source
                 },
                 "required": ["refs", "explanation", "type", "snippets"],
                 "additionalProperties": False,

@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agents.llm import LLMConfig
+from agents.llm import LLMConfig, with_max_items
 from agents.macr.calls import CallMeter, json_call
 from agents.macr.prompts import (
     APPLY_RULES_SCHEMA,
@@ -142,7 +142,8 @@ class LLMTextualJudge:
         user = "\n\n".join(_pair_prompt(pair=pair, now=now, question=self.question, background=self.background)
                            + ["Rules to apply (one verdict per rule_id):\n" + listing])
         parsed = json_call(meter=self.meter, step="reasoner_rules", config=self.config, system=APPLY_RULES_SYSTEM,
-                           user=user, schema=APPLY_RULES_SCHEMA, schema_name=APPLY_RULES_SCHEMA_NAME)
+                           user=user, schema=with_max_items(APPLY_RULES_SCHEMA, "verdicts", len(rules)),
+                           schema_name=APPLY_RULES_SCHEMA_NAME)
         wanted = {rule.id for rule in rules}
         verdicts: dict[str, tuple[bool, str | None]] = {rule_id: (False, None) for rule_id in wanted}
         seen: set[str] = set()

@@ -20,6 +20,7 @@ from conflicts.models import (
     ConflictSubstatus,
     ReviewWinner,
 )
+from conflicts.services.notifications import notify_assignment, notify_regression
 from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
@@ -254,7 +255,7 @@ def conflict_regress(*, conflict: Conflict, turn, version_low_id: int, version_h
     conflict.substatus = ConflictSubstatus.REGRESSED
     conflict.recurred_after_review = True
     conflict.save(update_fields=["status", "substatus", "recurred_after_review"])
-    ConflictActivity.objects.create(
+    activity = ConflictActivity.objects.create(
         conflict=conflict,
         kind=ActivityKind.REGRESSED,
         from_status=previous,
@@ -262,6 +263,7 @@ def conflict_regress(*, conflict: Conflict, turn, version_low_id: int, version_h
         note=f"Detected again in turn {turn.external_id} on " + "; ".join(_describe_change(c) for c in changes) + ".",
         detail={"turn": turn.external_id, "turn_id": turn.pk, "changes": changes},
     )
+    notify_regression(conflict=conflict, activity=activity)
     return True
 
 
@@ -297,8 +299,10 @@ def conflict_assign(*, conflict: Conflict, assignee, actor=None) -> Conflict:
         locked.assignee = assignee
         locked.save(update_fields=["assignee"])
         who = assignee.get_username() if assignee else ""
-        _note_activity(conflict=locked, kind=ActivityKind.ASSIGNED, actor=actor,
-                       note=f"Assigned to {who}." if who else "Unassigned.", assignee=who, previous=previous)
+        activity = _note_activity(conflict=locked, kind=ActivityKind.ASSIGNED, actor=actor,
+                                  note=f"Assigned to {who}." if who else "Unassigned.", assignee=who, previous=previous)
+        if assignee is not None:
+            notify_assignment(conflict=locked, activity=activity, assignee=assignee)
     return locked
 
 
@@ -343,6 +347,28 @@ def conflict_unsnooze(*, conflict: Conflict, actor=None, note: str = "Snooze end
         locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
         _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
     return locked
+
+
+def conflicts_snooze_expire(*, now: dt.datetime | None = None) -> int:
+    """End every snooze whose date has passed, each with its "snooze ended" activity row (beat runs
+    this every SNOOZE_CHECK_INTERVAL_S; the queue already shows them as awake from that moment).
+    Returns how many ended; running it again ends none twice."""
+    now = now or timezone.now()
+    ended = 0
+    due = Conflict.objects.filter(status=ConflictStatus.OPEN, snoozed_until__lte=now).values_list("pk", flat=True)
+    for pk in list(due):
+        with transaction.atomic():
+            locked = Conflict.objects.select_for_update().filter(pk=pk, snoozed_until__lte=now).first()
+            if locked is None:  # woken meanwhile (by hand, by a sighting, or by another run of this)
+                continue
+            until = locked.snoozed_until
+            locked.snoozed_until = locked.snoozed_until_seen = None
+            locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
+            _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED,
+                           note=f"Snooze ended: {timezone.localtime(until):%Y-%m-%d %H:%M} has passed.",
+                           until=until.isoformat())
+            ended += 1
+    return ended
 
 
 def conflict_sighting_wake(*, conflict: Conflict) -> bool:

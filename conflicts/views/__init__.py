@@ -20,6 +20,15 @@ from conflicts.views.detail import (
     conflict_resolve_view,
     conflict_suggestion_recompute,
 )
+from conflicts.views.notifications import (
+    notification_preferences,
+    ops_delivery_retry,
+    ops_notification_settings,
+    ops_notifications,
+    ops_webhook_create,
+    ops_webhook_rotate,
+    ops_webhook_toggle,
+)
 from conflicts.views.ops import ops_home, ops_resync, ops_sync_job, ops_token_create, ops_token_revoke
 from conflicts.views.playground import answer_playground, answer_settings_view
 from conflicts.views.queue import conflict_bulk, conflict_queue
@@ -47,7 +56,14 @@ __all__ = [
     "conflict_suggestion_recompute",
     "home",
     "kb_switch",
+    "notification_preferences",
+    "ops_delivery_retry",
     "ops_home",
+    "ops_notification_settings",
+    "ops_notifications",
+    "ops_webhook_create",
+    "ops_webhook_rotate",
+    "ops_webhook_toggle",
     "ops_resync",
     "ops_sync_job",
     "ops_token_create",

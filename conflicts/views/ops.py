@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.utils import timezone
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -14,6 +15,7 @@ from conflicts.forms import ApiTokenForm, ResyncForm
 from conflicts.models import ApiToken
 from conflicts.permissions import kb_view
 from conflicts.services import api_token_create, api_token_revoke
+from conflicts.services.tokens import TokenInputError
 from conflicts.views.common import get_in_kb_or_404, render_page
 
 TEMPLATE = "conflicts/ops.html"
@@ -31,9 +33,11 @@ def ops_context(request, **extra) -> dict:
         "stale": list(stale[:STALE_SHOWN]),
         "health": selectors.detection_health(knowledge_base=kb),
         "tokens": list(selectors.api_tokens(knowledge_base=kb)),
+        "failed_deliveries": selectors.notification_delivery_counts(knowledge_base=kb)["failed"],
         "resync_form": ResyncForm(),
         "token_form": ApiTokenForm(),
         "new_secret": "",
+        "now": timezone.now(),
         **extra,
     }
 
@@ -81,7 +85,12 @@ def ops_token_create(request):
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return render_page(request, TEMPLATE, ops_context(request, token_form=form), partial="tokens", status=400)
-    _, secret = api_token_create(knowledge_base=request.kb, name=form.cleaned_data["name"], actor=request.user)
+    try:
+        _, secret = api_token_create(knowledge_base=request.kb, name=form.cleaned_data["name"], actor=request.user,
+                                     scopes=form.cleaned_data["scopes"], expires_at=form.expires_at())
+    except TokenInputError as exc:
+        form.add_error("scopes", str(exc))
+        return render_page(request, TEMPLATE, ops_context(request, token_form=form), partial="tokens", status=400)
     # Rendered in this response only (no redirect, nothing in the session): it cannot be shown again.
     response = render_page(request, TEMPLATE, ops_context(request, new_secret=secret), partial="tokens", status=201)
     response["Cache-Control"] = "no-store"

@@ -5,6 +5,7 @@ import json
 import socket
 import time
 
+import jsonschema.exceptions
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -12,7 +13,6 @@ from agents.configuration import llm_config_for
 from agents.llm import (
     DEFAULT_MAX_TOKENS,
     MIN_STRING_CHARS,
-    JSON_STOP,
     LLMConfig,
     LLMError,
     bounded_schema,
@@ -105,7 +105,8 @@ def test_json_schema_mode_sends_a_strict_schema_and_returns_the_parsed_reply(scr
     assert request["messages"][0] == {"role": "system", "content": "You judge."}
     # the server enforces the schema itself: it is not repeated in the prompt
     assert request["messages"][1] == {"role": "user", "content": "Is it?"}
-    assert request["max_tokens"] == DEFAULT_MAX_TOKENS and request["stop"] == list(JSON_STOP)
+    # bounded by max_tokens; no stop sequence, which could cut a string a lenient grammar lets newlines into
+    assert request["max_tokens"] == DEFAULT_MAX_TOKENS and "stop" not in request
 
 
 def test_json_object_mode_sends_the_schema_in_response_format_and_in_the_user_message(scripted_llm):
@@ -128,11 +129,12 @@ def test_a_reply_in_a_code_fence_is_accepted(scripted_llm):
     assert ask(scripted_llm.config(json_mode="json_object"))[0] == {"verdict": "yes", "score": 1}
 
 
-def test_invalid_json_raises_invalid_json(scripted_llm):
-    scripted_llm.push(invalid_json('{"verdict": "ye'))
+def test_invalid_json_raises_invalid_json_showing_where_it_broke(scripted_llm):
+    scripted_llm.push(invalid_json('{"verdict": "yes", "score": 1,, "x": 2}'))
     with pytest.raises(LLMError) as raised:
         ask(scripted_llm.config())
     assert raised.value.reason == "invalid_json"
+    assert raised.value.detail == """Expecting property name enclosed in double quotes (char 30 of 39: '{"verdict": "yes", "score": 1,, "x": 2}')"""
 
 
 @pytest.mark.parametrize("content", [
@@ -218,13 +220,43 @@ def test_sample_texts_timeout_is_an_llm_error(scripted_llm):
     assert raised.value.reason == "timeout"
 
 
-# --- schema_problem -----------------------------------------------------------------------------
+# --- schema_problem (jsonschema) ------------------------------------------------------------------
 
-def test_schema_problem_names_the_path_of_the_first_problem():
-    schema = {"type": "object", "properties": {"items": {"type": "array", "items": SCHEMA}}, "required": ["items"]}
-    assert schema_problem({"items": [{"verdict": "yes", "score": 1}]}, schema) is None
-    problem = schema_problem({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no"}]}, schema)
-    assert problem == "$.items[1]: missing 'score'"
+LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "items": SCHEMA, "maxItems": 2}},
+               "required": ["items"]}
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no"}]}, "$.items[1]: 'score' is a required property"),
+    ({"items": [{"verdict": "maybe", "score": 1}]}, "$.items[0].verdict: 'maybe' is not one of ['yes', 'no']"),
+    ({"items": [{"verdict": "no", "score": True}]}, "$.items[0].score: True is not of type 'integer'"),
+    ({"items": [{"verdict": "no", "score": 1, "why": "x"}]},
+     "$.items[0]: Additional properties are not allowed ('why' was unexpected)"),
+    ({}, "$: 'items' is a required property"),
+])
+def test_schema_problem_names_the_field_at_fault(value, problem):
+    assert schema_problem(value, LIST_SCHEMA) == problem
+
+
+def test_schema_problem_is_none_for_a_valid_value():
+    assert schema_problem({"items": [{"verdict": "yes", "score": 1}, {"verdict": "no", "score": 0}]}, LIST_SCHEMA) is None
+
+
+def test_schema_problem_names_the_rule_instead_of_repeating_a_long_reply():
+    long_items = [{"verdict": "yes", "score": index} for index in range(40)]
+    assert schema_problem({"items": long_items}, LIST_SCHEMA) == "$.items: breaks maxItems 2"
+
+
+def test_schema_problem_refuses_a_broken_schema():
+    with pytest.raises(jsonschema.exceptions.SchemaError):
+        schema_problem({}, {"type": "object", "required": "items"})
+
+
+def test_a_schema_mismatch_error_names_the_field(scripted_llm):
+    scripted_llm.push(answer({"verdict": "perhaps", "score": 1}))
+    with pytest.raises(LLMError) as raised:
+        ask(scripted_llm.config(json_mode="json_object"))
+    assert raised.value.detail == "$.verdict: 'perhaps' is not one of ['yes', 'no']"
 
 
 # --- the scripted server's benchmark features ---------------------------------------------------
@@ -294,6 +326,18 @@ def llama_cpp_like():
     """A scripted server with llama-cpp-python's quirks."""
     with ScriptedLLM(quirks=LLAMA_CPP_QUIRKS, model="gemma-3-270m") as server:
         yield server
+
+
+def test_raw_newlines_inside_strings_are_text_not_invalid_json(llama_cpp_like):
+    # llama-cpp-python's schema grammar lets control characters into strings; Gemma 3 270M writes them
+    # (seen in MACR's synthesis step: "Invalid control character" until the parser accepted them)
+    llama_cpp_like.push(answer({"verdict": "yes", "score": 1, "why": "one\nline\ttwo"}))
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "why": {"type": "string"}}}
+    reply = complete_json_reply(config=llama_cpp_like.config(json_mode="json_object"), system="s", user="u",
+                                schema=schema, schema_name="judgement")
+    assert reply.parsed["why"] == "one\nline\ttwo"
+    (request,) = llama_cpp_like.requests
+    assert "stop" not in request  # a whitespace stop could cut such a string short
 
 
 def test_auto_falls_back_to_json_object_with_the_schema_once_and_remembers_it(llama_cpp_like, caplog):

@@ -161,7 +161,7 @@ def test_private_addresses_are_refused_unless_the_knowledge_base_allows_them(kb,
     sync = run_sync(source)
     assert sync.counts["errors"] == 3 and sync.counts["created"] == 0
     assert all("loopback address (127.0.0.1)" in entry["error"] for entry in sync.page_errors)
-    assert all("does not allow fetching from private addresses" in entry["error"] for entry in sync.page_errors)
+    assert all("does not allow requests to private addresses" in entry["error"] for entry in sync.page_errors)
     assert not Article.objects.filter(knowledge_base=kb).exists()
     assert page_server.requests == []  # refused before connecting
 

@@ -124,9 +124,8 @@ def test_sampling_gets_n_samples_with_sequence_logprobs_although_n_is_ignored(lo
 
 
 def test_macr_eval_runs_with_every_call_bounded(llama_server, tmp_path):
-    # Open: direct and icl pass; one macr_no_kar step ends in invalid_json against this model (seen
-    # 2026-12-01, cause not yet found: the blank-line stop sequence cutting grammar whitespace is the
-    # first suspect). .ci/run leaves this test out until it passes.
+    # This server's schema grammar lets raw newlines into strings and the model writes them (the
+    # synthesis step quoted its prompt): parsed as text since 2026-12-01, not "invalid JSON".
     (tmp_path / "conflictbank").mkdir()
     (tmp_path / "kb-conflicts-dev").mkdir()
     evidence = [{"type": "correct", "text": "The Larkspur bridge opened in 1931."},

@@ -10,10 +10,12 @@ from conflicts import urls as console_urls
 
 # Views outside any knowledge base (signing in and out, choosing one): no object ids, no KB role.
 NOT_KB_VIEWS = {"login", "logout", "kb_switch"}
+# Views where any member, a viewer too, changes only their own settings (tested on their own).
+OWN_SETTINGS_VIEWS = {"notification_preferences"}
 # Which object a pattern's `pk` names, by the start of the pattern's name (longest prefix first).
 PK_OWNERS = {"conflict": "conflict", "article": "article", "ops_sync_job": "sync_job", "ops_token": "token",
              "rule": "rule", "source_sync_progress": "source_sync", "source_page": "source_page",
-             "source": "source", "drift": "drift"}
+             "source": "source", "drift": "drift", "ops_webhook": "webhook", "ops_delivery": "delivery"}
 
 
 def console_patterns():
@@ -57,3 +59,20 @@ def source_objects(knowledge_base, article, prefix: str) -> dict:
                                           console_version=article.current_version, source_title="Fares",
                                           source_body="A ticket costs €30."),
     }
+
+
+def notification_objects(knowledge_base, conflict, prefix: str) -> dict:
+    """A webhook and a failed delivery of one of its events, for the URLs that name them."""
+    from django.utils import timezone
+
+    from conflicts.models import NotificationDelivery, NotificationEvent
+    from conflicts.services.notifications import webhook_create
+
+    webhook, _ = webhook_create(knowledge_base=knowledge_base, url=f"https://93.184.215.14/{prefix}",
+                                events=["conflict.new"])
+    event = NotificationEvent.objects.create(knowledge_base=knowledge_base, conflict=conflict, kind="conflict.new")
+    delivery = NotificationDelivery.objects.create(
+        knowledge_base=knowledge_base, channel="webhook", event=event, webhook=webhook, target=webhook.url, body="{}",
+        status="failed", attempts=3, next_attempt_at=timezone.now(), last_error="HTTP 500 from the receiver",
+    )
+    return {"webhook": webhook, "delivery": delivery}

@@ -13,7 +13,7 @@ with one token and exactly the top log-probabilities scripted (IGD's OpenAI-comp
 `ScriptedLLM(quirks=LLAMA_CPP_QUIRKS)` behaves like llama-cpp-python's server where it differs from
 OpenAI's: HTTP 500 on response_format json_schema, log-probabilities only when top_logprobs is set,
 `n` ignored (one choice), system messages dropped by the chat format (`seen` records the messages
-the model actually got), and chat log-probabilities in the completions shape on request.
+the model actually got), raw newlines and tabs inside JSON strings (its grammar lets them through), and chat log-probabilities in the completions shape on request.
 
 Use in tests through the `scripted_llm` fixture (registered with
 `pytest_plugins = ["tests.support.scripted_llm"]`), or from a benchmark:
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -39,7 +40,10 @@ REJECTS_JSON_SCHEMA = "rejects_json_schema"  # HTTP 500: it takes only response_
 LOGPROBS_NEED_TOP_LOGPROBS = "logprobs_need_top_logprobs"  # `logprobs: true` alone returns null
 IGNORES_N = "ignores_n"  # one choice whatever n is
 DROPS_SYSTEM = "drops_system"  # the `gemma` chat format leaves system messages out of the prompt
-LLAMA_CPP_QUIRKS = frozenset({REJECTS_JSON_SCHEMA, LOGPROBS_NEED_TOP_LOGPROBS, IGNORES_N, DROPS_SYSTEM})
+# Its schema grammar lets control characters into strings unescaped: a JSON reply's "\n" arrives as a raw newline.
+RAW_CONTROL_CHARS_IN_STRINGS = "raw_control_chars_in_strings"
+LLAMA_CPP_QUIRKS = frozenset({REJECTS_JSON_SCHEMA, LOGPROBS_NEED_TOP_LOGPROBS, IGNORES_N, DROPS_SYSTEM,
+                              RAW_CONTROL_CHARS_IN_STRINGS})
 # Older servers answer the chat endpoint with completions-shaped logprobs (tokens / token_logprobs / top_logprobs).
 COMPLETIONS_SHAPED_LOGPROBS = "completions_shaped_logprobs"
 CHARS_PER_TOKEN = 4
@@ -233,6 +237,8 @@ class ScriptedLLM:
         completion_tokens = 0
         for index, content in enumerate(contents):
             text = content if isinstance(content, str) else json.dumps(content)
+            if RAW_CONTROL_CHARS_IN_STRINGS in self.quirks and not isinstance(content, str):
+                text = _ESCAPED_CONTROL.sub(lambda match: match.group(1) + _CONTROL[match.group(2)], text)
             finish_reason = reply.finish_reason
             limit = request.get("max_tokens")
             if limit and _rough_tokens(text) > limit:
@@ -312,6 +318,11 @@ class ScriptedLLM:
             "choices": [{"index": 0, "text": token, "finish_reason": "length", "logprobs": logprobs}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1},
         }
+
+
+# An escaped newline / tab / carriage return in JSON text (an even run of backslashes before it is not escaping it).
+_ESCAPED_CONTROL = re.compile(r"(?<!\\)((?:\\\\)*)\\([ntr])")
+_CONTROL = {"n": "\n", "t": "\t", "r": "\r"}
 
 
 def _rough_tokens(text: str) -> int:

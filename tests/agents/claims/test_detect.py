@@ -42,6 +42,12 @@ CONFLICTS = {
                          "Request your refund in the app; refunds cannot be requested in person at the ticket desk."),
     "younger group admitted": ("Members must be at least 18 years old.",
                                "Members aged 16 or over are welcome to join."),
+    "a no that answers the question": ("Is there a joining fee?\nNo - you only pay the monthly membership.",
+                                       "Every new member pays a joining fee."),
+    "a copy with another year": ("The mill, built in 1887, still grinds flour for the bakery next door.",
+                                 "The mill, built in 1902, still grinds flour for the bakery next door."),
+    "a table row against a sentence": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |\n| Loft | €75 |",
+                                       "The Studio plan costs €45 a month."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
@@ -58,6 +64,22 @@ AGREEING = {
     "free said two ways": ("Guests are welcome free of charge.", "We don't charge for guests."),
     "unrelated topics": ("Lockers take a £1 coin, returned when you open the locker.",
                          "Our café serves soup until 3 pm."),
+    "values said of different things": ("Gold members get 30% off every class.",
+                                        "Bronze members get 10% off every class, and 5% off the shop."),
+    "an elliptical clause keeps its subject": ("Gold members get 30% off classes, and 20% off the shop.",
+                                               "Bronze members get 10% off the shop."),
+    "double denial": ("Under-12s cannot swim without a parent in the water.",
+                      "Under-12s must swim with a parent in the water."),
+    "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
+    "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
+                          "Members can freeze their membership."),
+    "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
+                                         "A Parking Pass lets you park by the pier. The pass costs £8 a year."),
+    "return and one way": ("Station shuttle (return): £18.", "The shuttle costs £9 each way."),
+    "hours of other days in one claim": ("The pool is open weekdays 07:00-21:00 and at weekends 09:00-17:00.",
+                                         "Saturday and Sunday: the pool opens 09:00-17:00."),
+    "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
+                             "The Studio plan costs €48.40 a month including VAT."),
 }
 
 
@@ -90,6 +112,16 @@ def test_a_heading_scopes_the_claims_under_it(vectors):
                     "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
                     first_title="Quarry Lane branch", second_title="Mill Cross branch")
     assert found(articles, vectors) == []
+
+
+def test_sibling_pages_from_one_template_do_not_conflict(vectors):
+    # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
+    articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
+                    "In summer the lake boat makes 9 return sailings a day, and in winter 4.",
+                    first_title="Route: Ashby jetty", second_title="Route: Kelso jetty")
+    assert found(articles, vectors) == []
+    one_topic = pair(articles[0].body, articles[1].body, first_title="Lake boat", second_title="Lake boat timetable")
+    assert [f.type for f in found(one_topic, vectors)] == ["quantity"]
 
 
 def test_pairs_about_different_things_are_reported_as_unrelated(vectors):

@@ -45,26 +45,39 @@ def test_answers_per_source_then_triplets_with_the_sources_own_snippets(scripted
         assert f'ref="{ref}"' in user and user.count("<source ") == 1
 
 
+FAQ = ArticleText(ref="faq-fares", title="Fares FAQ", body="An adult single is €29 this year.")
+NEWS = ArticleText(ref="news", title="Timetable news", body="Evening sailings start in March.")
+
+
 def test_made_up_snippets_and_invented_refs_are_dropped_and_counted(scripted_llm):
     scripted_llm.push(
         answer({"answer": "€25", "quote": "An adult single costs €19."}),  # not in the page
         answer({"answer": "€29", "quote": "Adult single €29, child €14."}),
+        answer({"answer": "€29", "quote": ""}),
+        answer({"answer": "cannot tell", "quote": ""}),
         answer({"conflicts": [
             {"refs": ["island-page", "fares-pdf"], "explanation": "price", "type": "misinformation",
              "snippets": [{"ref": "island-page", "quote": "An adult single costs €27."},  # made up
-                          {"ref": "fares-pdf", "quote": "Adult single €29"},
-                          {"ref": "other-article", "quote": "Adult single €29"}]},  # not a side of this pair
+                          {"ref": "fares-pdf", "quote": "Adult single €29"}]},
             {"refs": ["island-page", "kb-999"], "explanation": "invented", "type": "other", "snippets": []},
             {"refs": ["fares-pdf", "island-page"], "explanation": "duplicate", "type": "other", "snippets": []},
+            {"refs": ["faq-fares", "island-page"], "explanation": "faq", "type": "other",
+             "snippets": [{"ref": "fares-pdf", "quote": "Adult single €29"},  # real text, not a side of this pair
+                          {"ref": "faq-fares", "quote": "An adult single is €29 this year."}]},
         ]}),
     )
-    analysis = analyze(question=QUESTION, sources=[PAGE, PDF], now=NOW, config=scripted_llm.config())
-    (triplet,) = analysis.triplets
-    assert triplet.explanation == "price"  # the first item for a pair stands
-    assert triplet.snippets == {"fares-pdf": "Adult single €29"}
+    analysis = analyze(question=QUESTION, sources=[PAGE, PDF, FAQ, NEWS], now=NOW, config=scripted_llm.config())
+    first, faq = analysis.triplets
+    assert first.explanation == "price"  # the first item for a pair stands
+    assert first.snippets == {"fares-pdf": "Adult single €29"}
+    assert faq.snippets == {"faq-fares": "An adult single is €29 this year."}
     assert analysis.answers["island-page"].quote is None
     assert analysis.dropped_bad_snippets == 3  # one answer quote + two triplet snippets
     assert analysis.dropped_invented_refs == 1
+    # one triplet per pair of sources at most, two refs and a quote per side: the grammar can end the list
+    compare = scripted_llm.requests[-1]["response_format"]["json_schema"]["schema"]["properties"]["conflicts"]
+    assert compare["maxItems"] == 6
+    assert (compare["items"]["properties"]["refs"]["maxItems"], compare["items"]["properties"]["snippets"]["maxItems"]) == (2, 2)
 
 
 def test_article_text_is_delimited_data_in_the_comparison(scripted_llm):

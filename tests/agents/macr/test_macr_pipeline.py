@@ -10,7 +10,7 @@ from agents.macr.pipeline import run_macr
 from agents.macr.reasoning import PROVISIONAL_RULE_ID, LLMTextualJudge
 from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText
-from tests.support.scripted_llm import HTTPFailure, Reply, answer, http_error, message_text, samples, slow, schema_name
+from tests.support.scripted_llm import LLAMA_CPP_QUIRKS, HTTPFailure, Reply, ScriptedLLM, answer, http_error, message_text, samples, slow, schema_name
 
 NOW = dt.date(2026, 3, 1)
 QUESTION = "How much is an adult single ticket?"
@@ -79,6 +79,21 @@ def test_an_executable_rule_decides_and_the_edit_replaces_the_losing_sentence(sc
     assert result.llm_calls == 4  # 2 source answers + 1 comparison + 1 synthesis; executable rules cost nothing
     synthesis_prompt = message_text(scripted_llm.requests[-1], "user")
     assert "official-effective-beats-newer-page" in synthesis_prompt and "Focus sources" in synthesis_prompt
+
+
+def test_a_llama_cpp_like_server_writing_raw_newlines_in_strings_still_gets_a_suggestion():
+    # Seen against llama-cpp-python 0.3.16 + Gemma 3 270M: the synthesis explanation quoted the prompt
+    # with raw newlines (its grammar allows them), which ended the run as invalid_json.
+    with ScriptedLLM(quirks=LLAMA_CPP_QUIRKS) as server:
+        server.push(answer(SOURCE_ANSWERS["island-page"]), answer(SOURCE_ANSWERS["fares-pdf"]), answer(TRIPLET),
+                    answer({"explanation": "The current date is 2026-03-01.\n</source>\n\n<source ref=", "answer": "€29",
+                            "winner": "fares-pdf", "proposed_edit": "", "confidence": 0.9}))
+        result = run_macr(question=QUESTION, sources=[PAGE, PDF], now=NOW, config=server.config(json_mode="auto"),
+                          rules=executable_rules(), focus=FOCUS, focus_type="price", use_kar=False)
+        assert result.failure is None and result.meter.errors == {}
+        assert result.suggestion.winner == "fares-pdf" and result.answer == "€29"
+        assert result.llm_calls == 5  # json_schema refused once, then 2 source answers + comparison + synthesis
+        assert all("stop" not in request for request in server.requests)
 
 
 def test_a_synthesis_that_contradicts_the_rules_leaves_cannot_tell(scripted_llm):
@@ -163,6 +178,8 @@ def test_textual_rules_are_applied_by_the_llm_and_made_up_sides_are_ignored(scri
     rule_calls = [r for r in scripted_llm.requests if schema_name(r) == "macr_rule_verdicts"]
     assert len(rule_calls) == 1  # both rules in one call for the pair
     assert "rule_id: fare-table-wins" in message_text(rule_calls[0], "user")
+    # one verdict per rule asked about at most: the grammar can end the list
+    assert rule_calls[0]["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["maxItems"] == 2
 
 
 def test_judge_follows_the_observer_protocol(scripted_llm):

@@ -1,0 +1,55 @@
+"""agents.claims.subject: what a value is said of, and how two subjects relate (new wording throughout)."""
+from __future__ import annotations
+
+import pytest
+
+from agents.claims.subject import Relation, relation, subject_of
+
+
+def at(text: str, value: str):
+    return subject_of(text, text.index(value))
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    ("Gold members get 30% off every class.", "30%", {"gold", "class"}),  # who gets it, and on what
+    ("The Loft plan costs €75 a month.", "€75", {"loft", "plan"}),
+    ("Garden tours (ages 5 and up): £4 a head.", "£4", {"garden", "tour"}),
+    ("One-time costs: setup £40 (free on yearly plans).", "£40", {"setup"}),
+    ("Gold members get 30% off classes, and 20% off the shop.", "20%", {"gold", "shop"}),
+    ("Trial 30 costs $9 a week.", "$9", {"trial 30"}),
+    ("The front desk at Quarry Quay opens at 07:00.", "07:00", {"front", "desk", "quarri", "quay"}),  # a name after "at"
+    ("Emergency: urgent visit, weekdays £85.", "£85", {"urgent", "visit"}),
+])
+def test_the_subject_is_the_noun_phrase_before_the_verb_or_label(text, value, expected):
+    assert at(text, value) == frozenset(expected)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Since May we charge £4 for a tour.", "£4"),  # an adverbial opens the clause
+    ("£4 buys a tour.", "£4"),  # the value comes before any verb
+    ("Tour prices: mornings £4, afternoons £5, evenings £6.", "£6"),  # a label over a list
+])
+def test_no_subject_decides_nothing(text, value):
+    assert at(text, value) is None
+    assert relation(at(text, value), frozenset({"tour"})) is Relation.UNKNOWN
+
+
+def test_relations():
+    gold, bronze = frozenset({"gold", "member"}), frozenset({"bronze", "member"})
+    assert relation(gold, gold) is Relation.SAME
+    assert relation(gold, bronze) is Relation.DIFFERENT
+    assert relation(frozenset({"member"}), gold) is Relation.NARROWER
+    assert relation(frozenset({"driver"}), frozenset({"car"})) is Relation.UNKNOWN  # perhaps one thing in other words
+
+
+def test_table_cells_are_claims_said_of_their_row_and_column():
+    from agents.claims.split import split_claims
+
+    body = ("| Room | Price per night | Late check-out |\n|---|---|---|\n| Garden room | £120 | 1 pm |\n"
+            "| Loft suite | £210 | 2 pm |\nBreakfast is served until 10:30.")
+    claims = split_claims("Room rates", body)
+    cells = [(c.text, c.label, c.column) for c in claims if c.label]
+    assert cells == [("£120", "Garden room", "Price per night"), ("1 pm", "Garden room", "Late check-out"),
+                     ("£210", "Loft suite", "Price per night"), ("2 pm", "Loft suite", "Late check-out")]
+    assert all(body[c.start:c.end] == c.text for c in claims)
+    assert claims[-1].text == "Breakfast is served until 10:30." and not claims[-1].label
