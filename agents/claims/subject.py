@@ -38,7 +38,7 @@ SUBJECT_END_RE = re.compile(
     r"stay|stays|remain|remains|allow|allows|offer|offers|require|requires|do|does|don't|doesn't|isn't|aren't|"
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
-per about via through within without between across""".split())
+per about via through within without between across up until before after""".split())
 FREE_NOUN_RE = re.compile(r"free\s+(?!of\b|to\b|for\b|from\b|with\b|on\b|at\b|in\b|if\b|when\b|and\b|or\b)([a-z][\w\s'\-]*)", re.I)
 DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
 AUXILIARIES = frozenset("""can cannot can't could may might must will won't would should shall be been being is are
