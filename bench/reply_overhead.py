@@ -22,8 +22,8 @@ Arms, in many short blocks that alternate (so drift on a shared machine hits eve
               settle). The scripted detector flags the first pair with real quotes and adds an item with
               invented refs, so every turn still makes a real 1.5 s detection call. After each on block we
               wait until the worker has finished its detections, so the next off block runs clean.
-  offC, hung, offD  phase 2, with a worker whose DETECTION_TIMEOUT_S is 0.5 s while the detection reply
-              takes 30 s; offD against offC is phase 2's noise floor.
+  offC, hung, offD  phase 2, with a worker whose DETECTION_TIMEOUT_S is 0.5 s (DETECTION_BATCH_WAIT_MS 0)
+              while the detection reply takes 30 s; offD against offC is phase 2's noise floor.
 Figures: reply_p95_ratio = p95(on) / p95(offA + offB); reply_p95_ratio_hung = p95(hung) / p95(offC + offD);
 the noise floors p95(offB) / p95(offA) and p95(offD) / p95(offC) are printed beside them: a ratio inside
 its noise floor is no measured difference.
@@ -298,7 +298,9 @@ def main() -> None:
             workers.pop().stop()
             # Phase 2: a worker whose checks time out at 0.5 s against a detector that takes 30 s.
             model.control(detection_delay_s=HUNG_DELAY_S)
-            workers.append(Worker("hung", **worker_env, DETECTION_TIMEOUT_S=HUNG_TIMEOUT_S))
+            # No gathering of turns into one call (the batch wait must be shorter than the check's timeout):
+            # the whole 0.5 s goes to the hanging call.
+            workers.append(Worker("hung", **worker_env, DETECTION_TIMEOUT_S=HUNG_TIMEOUT_S, DETECTION_BATCH_WAIT_MS=0))
             for b, block in enumerate(blocks):
                 for arm in PHASE_2[b % 3:] + PHASE_2[:b % 3]:
                     model.control(phase=arm)
