@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
-from .subject import Relation, phrase_stems, relation
+from .subject import Relation, phrase_stems, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -28,6 +28,7 @@ AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that a
 CHANNEL_MIN_SIMILARITY = 0.6
 ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
+YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
 NARROWER_SUBJECT_STRENGTH = 0.7
@@ -216,6 +217,29 @@ def _said(values: list[Value]) -> str:
     return " / ".join(dict.fromkeys(v.text for v in values))
 
 
+TRIM = ",.;:()!?"
+
+
+def _subject_at(facts: ClaimFacts, words: str) -> frozenset[str] | None:
+    """What the number in `words` is said of: its parsed value's subject, else its clause's."""
+    start = max(0, facts.claim.text.find(words))
+    end = start + len(words)
+    for value, subject in zip(facts.values, facts.subjects):
+        if value.start < end and start < value.end:
+            return subject
+    return subject_of(facts.claim.text, start)
+
+
+def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) -> bool:
+    """Not when the numbers are said of different things, or the articles are pages about different things
+    built from one template ("Route A: 10 sailings a day" / "Route B: 8 sailings a day")."""
+    subjects = (_subject_at(a, left), _subject_at(b, right))
+    if relation(*subjects) is Relation.DIFFERENT:
+        return False
+    titles = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return relation(*titles) is not Relation.DIFFERENT
+
+
 def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
@@ -237,6 +261,11 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
             return "policy", left or "(nothing)", right or "(nothing)", False
         if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only
+        if (op == "replace" and re.search(r"\d", left) and re.search(r"\d", right)
+                and left.strip(TRIM) != right.strip(TRIM) and _copied_number_differs(a, left, b, right)):
+            # A number the copy changed, in whatever format the value parsers may not read.
+            years = YEAR_RE.fullmatch(left.strip(TRIM)) and YEAR_RE.fullmatch(right.strip(TRIM))
+            return ("date" if years else "quantity"), left.strip(TRIM), right.strip(TRIM), False
     return None
 
 

@@ -201,8 +201,8 @@ def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]
 
 
 def label_subject(label: str) -> frozenset[str] | None:
-    """A table row's label as the subject of its cells ("Hot Desk")."""
-    return phrase_stems(label) or None
+    """A table row's label as the subject of its cells ("Consultation (15 minutes)" is a consultation)."""
+    return phrase_stems(PARENTHESES_RE.sub(" ", label)) or None
 
 
 def _weight(subject: frozenset[str]) -> int:
