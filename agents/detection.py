@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Literal
 
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, PairJudgement, pair_key
+from agents.types import (
+    MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, DetectionResult, PairJudgement, pair_key,
+)
 
 if TYPE_CHECKING:
     from agents.claims import ClaimVectors
@@ -63,6 +65,23 @@ class DetectionOutcome:
         return self.status != STATUS_SKIPPED
 
 
+@dataclass
+class DetectionPlan:
+    """A turn's check up to the LLM call: what the claims, the cache and the similarity floor settled
+    (in `outcome`), and the pairs left for the LLM. agents.batching sends several plans' pairs in one call."""
+
+    outcome: DetectionOutcome
+    articles: list[ArticleText]  # the articles checked (at most MAX_ARTICLES, best-ranked first)
+    now: dt.date
+    found: dict[tuple[str, str], ConflictFinding] = field(default_factory=dict)
+    to_confirm: dict[tuple[str, str], ConflictFinding] = field(default_factory=dict)  # claim findings the LLM confirms
+    unjudged: list[tuple[str, str]] = field(default_factory=list)  # pairs for the LLM (none without an LLM)
+
+    @property
+    def needs_llm(self) -> bool:
+        return bool(self.unjudged)
+
+
 def run_detection(
     *,
     articles: list[ArticleText],
@@ -80,21 +99,38 @@ def run_detection(
             cached verdicts and, when `llm_config` is given, one LLM call for the related pairs left.
     `claim_vectors` holds the sentence vectors of claims (computed once per article text).
     """
+    plan = plan_detection(articles=articles, detector=detector, now=now, llm_config=llm_config, cached=cached,
+                          claim_vectors=claim_vectors)
+    if not plan.needs_llm:
+        return complete_detection(plan)
+    result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=llm_config, now=plan.now)
+    return complete_detection(plan, verdicts=verdicts_from_result(result), call=result)
+
+
+def plan_detection(
+    *,
+    articles: list[ArticleText],
+    detector: Detector,
+    now: dt.date | None = None,
+    llm_config: LLMConfig | None = None,
+    cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
+    claim_vectors: ClaimVectors | None = None,
+) -> DetectionPlan:
+    """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured."""
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; expected one of {DETECTORS}")
     selected = _unique_by_ref(articles)
+    today = now or dt.date.today()
     if len(selected) < MIN_ARTICLES:
-        return DetectionOutcome(status=STATUS_SKIPPED, articles_considered=len(selected))
+        return DetectionPlan(DetectionOutcome(status=STATUS_SKIPPED, articles_considered=len(selected)), selected, today)
     status = STATUS_CAPPED if len(selected) > MAX_ARTICLES else STATUS_OK
     selected = selected[:MAX_ARTICLES]
     if detector == "llm" and llm_config is None:
         raise LLMError("not_configured", "detector 'llm' needs an LLM endpoint")
-    today = now or dt.date.today()
-    outcome = DetectionOutcome(status=status, articles_considered=len(selected))
+    plan = DetectionPlan(DetectionOutcome(status=status, articles_considered=len(selected)), selected, today)
+    outcome, found, to_confirm = plan.outcome, plan.found, plan.to_confirm
 
     claim_findings, unrelated = _claim_findings(articles=selected, now=today, vectors=claim_vectors)
-    found: dict[tuple[str, str], ConflictFinding] = {}
-    to_confirm: dict[tuple[str, str], ConflictFinding] = {}
     if detector in ("claims", "auto"):
         for finding in claim_findings:
             key = pair_key(*finding.refs)
@@ -103,11 +139,9 @@ def run_detection(
             else:
                 found.setdefault(key, finding)
     if detector == "claims":
-        outcome.findings = _sorted(found)
-        return outcome
+        return plan
 
     cache = {pair_key(*key): verdict for key, verdict in (cached or {}).items()}
-    unjudged: list[tuple[str, str]] = []
     for a, b in itertools.combinations([article.ref for article in selected], 2):
         key = pair_key(a, b)
         if key in found:
@@ -121,26 +155,38 @@ def run_detection(
             outcome.unrelated_pairs += 1
             outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="claims"))
             continue
-        unjudged.append(key)
+        if llm_config is not None:
+            plan.unjudged.append(key)
+    return plan
 
-    if unjudged and llm_config is not None:
-        result = detect_with_llm(articles=selected, pairs=unjudged, config=llm_config, now=today)
-        verdicts = verdicts_from_result(result)
-        for key, verdict in verdicts.items():
-            if key in to_confirm:
-                if verdict is not None:
-                    found[key] = _confirmed(to_confirm[key])
-                    outcome.confirmed += 1
-                else:
-                    outcome.rejected += 1
-            elif verdict is not None:
-                found.setdefault(key, verdict)
-        outcome.judgements += [PairJudgement(refs=key, conflict=verdict) for key, verdict in verdicts.items()]
-        outcome.llm_calls = result.llm_calls
-        outcome.tokens = result.tokens
-        outcome.model = result.model
-        outcome.dropped_invented_refs = result.dropped_invented_refs
-        outcome.dropped_bad_snippets = result.dropped_bad_snippets
+
+def complete_detection(
+    plan: DetectionPlan,
+    *,
+    verdicts: dict[tuple[str, str], ConflictFinding | None] | None = None,
+    call: DetectionResult | None = None,
+) -> DetectionOutcome:
+    """The outcome of a plan once the LLM has given `verdicts` on (some of) its unjudged pairs.
+
+    `call` carries the call's counts (calls, tokens, model, dropped items) when this turn is the one that
+    pays for it; a turn whose pairs rode in another turn's call passes its verdicts only."""
+    outcome, found, to_confirm = plan.outcome, plan.found, plan.to_confirm
+    for key, verdict in (verdicts or {}).items():
+        if key in to_confirm:
+            if verdict is not None:
+                found[key] = _confirmed(to_confirm[key])
+                outcome.confirmed += 1
+            else:
+                outcome.rejected += 1
+        elif verdict is not None:
+            found.setdefault(key, verdict)
+    outcome.judgements += [PairJudgement(refs=key, conflict=verdict) for key, verdict in (verdicts or {}).items()]
+    if call is not None:
+        outcome.llm_calls = call.llm_calls
+        outcome.tokens = call.tokens
+        outcome.model = call.model
+        outcome.dropped_invented_refs = call.dropped_invented_refs
+        outcome.dropped_bad_snippets = call.dropped_bad_snippets
     outcome.findings = _sorted(found)
     return outcome
 

@@ -56,8 +56,8 @@ def verdicts_schema(pairs: int) -> dict:
 
 _SYSTEM_TEMPLATE = """\
 You check a support chatbot's knowledge base for contradictions. You are given the articles that \
-retrieval returned for one customer question, each between <article ref="..."> and </article>, and \
-a list of article pairs to judge.
+retrieval returned for customer questions (one question, or several asked close together), each \
+between <article ref="..."> and </article>, and a list of article pairs to judge.
 
 {data_note}
 

@@ -5,7 +5,16 @@ from django.contrib import admin, messages
 from articles.memberships import membership_remove, membership_set
 from articles.models import Membership
 from conflicts import services
-from conflicts.models import ApiToken, Conflict, ConflictActivity, ConflictOccurrence, DetectionRun, Turn
+from conflicts.models import (
+    ApiToken,
+    Conflict,
+    ConflictActivity,
+    ConflictOccurrence,
+    DetectionRun,
+    NotificationDelivery,
+    Turn,
+    Webhook,
+)
 from kbreview.admin_mixins import ReadOnlyAdmin
 
 
@@ -88,6 +97,27 @@ class ApiTokenAdmin(ReadOnlyAdmin):
         for token in queryset:
             services.api_token_revoke(token=token, actor=request.user)
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
+
+
+@admin.register(Webhook)
+class WebhookAdmin(ReadOnlyAdmin):
+    """Webhooks are added in the console (Ops → Notifications), where the secret is shown once."""
+
+    list_display = ("url", "knowledge_base", "events", "active", "secret_hint", "created_at")
+    list_filter = ("knowledge_base", "active")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [name for name in super().get_readonly_fields(request, obj) if name != "secret_encrypted"]
+
+    def get_exclude(self, request, obj=None):
+        return ("secret_encrypted",)
+
+
+@admin.register(NotificationDelivery)
+class NotificationDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("pk", "knowledge_base", "channel", "target", "status", "attempts", "response_status", "created_at")
+    list_filter = ("knowledge_base", "channel", "status")
+    search_fields = ("target", "last_error")
 
 
 if not admin.site.is_registered(Membership):

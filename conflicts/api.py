@@ -185,6 +185,7 @@ class ConflictOut(Schema):
     times_seen: int
     times_cited: int
     recurred_after_review: bool
+    detector: str  # who found the pair: claims | llm | both
     first_seen: dt.datetime
     last_seen: dt.datetime
 
@@ -193,8 +194,12 @@ class DetectionOut(Schema):
     outcome: str
     reason: str
     latency_ms: int | None
-    llm_calls: int
+    llm_calls: int  # calls this turn's run paid for (a shared call is on the turn that opened it)
     conflicts_found: int
+    batch_turns: int  # turns judged in the LLM call(s) this turn's pairs went to, itself included; 0: no call
+    unrelated_pairs: int  # pairs about different things: not sent to the LLM
+    llm_confirmed: int  # claim findings the LLM confirmed
+    llm_rejected: int  # claim findings the LLM did not confirm (dropped)
 
 
 class TurnOut(Schema):
@@ -263,6 +268,7 @@ def _conflict_out(conflict) -> dict:
         "times_seen": conflict.times_seen,
         "times_cited": conflict.times_cited,
         "recurred_after_review": conflict.recurred_after_review,
+        "detector": conflict.detector,
         "first_seen": conflict.first_seen,
         "last_seen": conflict.last_seen,
     }
@@ -376,6 +382,10 @@ def turn_detail(request, external_id: str):
             "latency_ms": run.latency_ms,
             "llm_calls": run.llm_calls,
             "conflicts_found": run.conflicts_found,
+            "batch_turns": run.batch_turns,
+            "unrelated_pairs": run.unrelated_pairs,
+            "llm_confirmed": run.llm_confirmed,
+            "llm_rejected": run.llm_rejected,
         },
         "conflicts": [_conflict_out(c) for c in selectors.conflicts_for_turn(turn=turn)],
     }

@@ -86,6 +86,17 @@ class DetectionRun(models.Model):
     model = models.CharField(max_length=200, blank=True)
     dropped_invented_refs = models.PositiveIntegerField(default=0)
     dropped_bad_snippets = models.PositiveIntegerField(default=0)
+    # Pairs not sent to the LLM because their articles are about different things, and claim findings the
+    # LLM confirmed / did not confirm (auto: a rejected one is dropped).
+    unrelated_pairs = models.PositiveIntegerField(default=0)
+    llm_confirmed = models.PositiveIntegerField(default=0)
+    llm_rejected = models.PositiveIntegerField(default=0)
+    # Turns whose pairs were judged in the LLM call(s) this turn's pairs went to, this one included (1: a
+    # call of its own, 0: no call). A shared call's cost (llm_calls, tokens) is on the run of the turn that opened it.
+    batch_turns = models.PositiveSmallIntegerField(default=0)
+    # While set (and in the future), the worker holding this run waits for other turns to judge with it; a
+    # worker that takes another turn of the knowledge base meanwhile leaves that turn to it.
+    gathering_until = models.DateTimeField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     # Set by the worker that took the check (a conditional update, so only one can); a claim older than
     # CELERY_TASK_TIME_LIMIT belongs to a worker that died, and the sweeper hands the check out again.

@@ -436,6 +436,10 @@ class DetectionHealth:
     latency_p95_ms: float | None
     llm_configured: bool
     llm_calls: int
+    batched_turns: int = 0  # turns whose pairs shared an LLM call with other turns
+    unrelated_pairs: int = 0  # pairs about different things, not sent to the LLM
+    llm_confirmed: int = 0  # claim findings the LLM confirmed
+    llm_rejected: int = 0  # claim findings the LLM did not confirm (dropped)
 
 
 def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.datetime | None = None) -> DetectionHealth:
@@ -448,6 +452,10 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         p50=_Percentile("latency_ms", 0.5),
         p95=_Percentile("latency_ms", 0.95),
         llm_calls=Sum("llm_calls"),
+        batched_turns=Count("pk", filter=Q(batch_turns__gt=1)),
+        unrelated_pairs=Sum("unrelated_pairs"),
+        llm_confirmed=Sum("llm_confirmed"),
+        llm_rejected=Sum("llm_rejected"),
         **{f"n_{value}": Count("pk", filter=Q(outcome=value)) for value in DetectionOutcome.values},
     )
     return DetectionHealth(
@@ -458,6 +466,10 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         latency_p95_ms=figures["p95"],
         llm_configured=llm_config_for("detection") is not None,
         llm_calls=figures["llm_calls"] or 0,
+        batched_turns=figures["batched_turns"],
+        unrelated_pairs=figures["unrelated_pairs"] or 0,
+        llm_confirmed=figures["llm_confirmed"] or 0,
+        llm_rejected=figures["llm_rejected"] or 0,
     )
 
 

@@ -149,7 +149,10 @@ else:
 DATABASES["default"]["ENGINE"] = "kbreview.db.backend"
 # One test database per test process, so parallel runs on one server never trip over each other.
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"test_kbreview_{os.getpid()}")}
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# Web and worker threads keep their connection between requests (a new PostgreSQL backend per request
+# costs more than a turn's queries); a connection that died meanwhile is noticed before the request uses it.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Failed sign-ins are counted per user name and client address (django-axes); after
@@ -315,6 +318,13 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
+# Turns that arrive close together share an LLM call: a worker whose turn has pairs for the LLM waits until
+# DETECTION_BATCH_WAIT_MS after the turn was recorded, then takes up to DETECTION_BATCH_MAX_TURNS queued turns
+# of the same knowledge base (itself included; 1 = one call per turn) and sends their pairs in as few calls
+# as the cap of 20 articles and DETECTION_BATCH_MAX_PAIRS pairs per call allow. Not with inline dispatch.
+DETECTION_BATCH_WAIT_MS = env.int("DETECTION_BATCH_WAIT_MS", default=2000)
+DETECTION_BATCH_MAX_TURNS = env.int("DETECTION_BATCH_MAX_TURNS", default=16)
+DETECTION_BATCH_MAX_PAIRS = env.int("DETECTION_BATCH_MAX_PAIRS", default=60)
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # Per API token: at most API_RATE_LIMIT requests (0: no limit) per API_RATE_WINDOW_S seconds, then 429.
 API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=1200)
@@ -381,6 +391,10 @@ if DETECTION_TIMEOUT_S >= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("DETECTION_TIMEOUT_S must be shorter than CELERY_TASK_SOFT_TIME_LIMIT")
 if DETECTION_DETECTOR not in ("claims", "llm", "auto"):
     raise ImproperlyConfigured(f"DETECTION_DETECTOR={DETECTION_DETECTOR!r}: use claims, llm or auto")
+if not 0 <= DETECTION_BATCH_WAIT_MS < DETECTION_TIMEOUT_S * 1000:
+    raise ImproperlyConfigured("DETECTION_BATCH_WAIT_MS must be >= 0 and shorter than DETECTION_TIMEOUT_S")
+if DETECTION_BATCH_MAX_TURNS < 1 or DETECTION_BATCH_MAX_PAIRS < 1:
+    raise ImproperlyConfigured("DETECTION_BATCH_MAX_TURNS and DETECTION_BATCH_MAX_PAIRS must be >= 1")
 # Knowledge-assessment threshold τ (calibrate with `manage.py calibrate_entropy`): below it the
 # model answers from its own knowledge, at or above it from retrieved context.
 MACR_ENTROPY_THRESHOLD = env.float("MACR_ENTROPY_THRESHOLD", default=-2.0)

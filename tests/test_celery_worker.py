@@ -7,7 +7,7 @@ from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
 from articles.models import Chunk, SyncStatus
-from conflicts import jobs
+from articles import jobs as articles_jobs
 from tests.factories import make_article
 from tests.support import processes
 from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_name, slow, verdict, verdicts
@@ -72,7 +72,7 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     log = tmp_path / "worker.log"
     worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb, full=True)
+        job = articles_jobs.index_sync_start(knowledge_base=kb, full=True)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:
@@ -80,6 +80,35 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     job.refresh_from_db()
     assert (job.done, job.total, job.attempts) == (1, 1, 1)
     assert Chunk.objects.filter(article=article).exists()
+    # The solo pool (these tests' workers) gets the start-up load too, before the first task.
+    worker_log = log.read_text(errors="replace")
+    assert "embedding model loaded at worker start" in worker_log
+    assert "claim detector warmed up at worker start" in worker_log
+    assert worker_log.index("warmed up at worker start") < worker_log.index("run_index_sync_job[")
+
+
+def test_import_kb_hands_the_embedding_to_a_running_worker(kb, filesystem_broker, tmp_path):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from articles.models import IndexSyncJob
+
+    faq = tmp_path / "faq.json"
+    faq.write_text(json.dumps([{"ref": "faq-cli", "title": "Trolleys", "body": "Luggage trolleys are free."}]))
+    log = tmp_path / "worker.log"
+    worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
+    out = io.StringIO()
+    try:
+        call_command("import_kb", "--kb", kb.slug, "--worker-grace", "120", str(faq), stdout=out)
+    finally:
+        processes.stop(worker)
+    job = IndexSyncJob.objects.get(knowledge_base=kb)
+    assert (job.status, job.done, job.attempts) == (SyncStatus.DONE, 1, 1)
+    assert "embedding here" not in out.getvalue()  # the worker ran it
+    assert "run_index_sync_job[" in log.read_text(errors="replace")
+    assert Chunk.objects.filter(article__external_ref="faq-cli").exists()
 
 
 def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
@@ -87,7 +116,7 @@ def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
     log = tmp_path / "worker.log"
     worker = processes.start_worker("redis", processes.base_env(REDIS_URL=REDIS_URL), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb)
+        job = articles_jobs.index_sync_start(knowledge_base=kb)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:
@@ -137,6 +166,10 @@ def test_a_worker_killed_mid_detection_then_restarted_detects_every_turn_once(kb
             doomed.kill()  # SIGKILL inside the LLM call: no acknowledgement, no clean-up
             doomed.wait(timeout=20)
         assert DetectionRun.objects.filter(turn__knowledge_base=kb).exclude(outcome=DetectionOutcome.QUEUED).count() == 0
+        # The checks the killed worker held (with batching, its one call may have been for several turns).
+        held = set(DetectionRun.objects.filter(turn__knowledge_base=kb, claimed_at__isnull=False)
+                   .values_list("turn__external_id", flat=True))
+        assert held
         heir = processes.start_worker("heir", env, log=logs[1])
         beat = processes.start_beat(env, tmp_path / "beat-schedule", log=logs[2])
         try:
@@ -147,9 +180,10 @@ def test_a_worker_killed_mid_detection_then_restarted_detects_every_turn_once(kb
         finally:
             processes.stop(heir)
             processes.stop(beat)
-    runs = list(DetectionRun.objects.filter(turn__knowledge_base=kb).order_by("turn__external_id"))
+    runs = list(DetectionRun.objects.select_related("turn").filter(turn__knowledge_base=kb).order_by("turn__external_id"))
     assert [r.outcome for r in runs] == [DetectionOutcome.OK] * turns, [r.reason for r in runs]
-    assert sorted(r.attempts for r in runs) == [1] * (turns - 1) + [2]  # only the killed check ran twice
+    # Only the checks the killed worker held ran twice.
+    assert {r.turn.external_id: r.attempts for r in runs} == {f"t-{i}": 2 if f"t-{i}" in held else 1 for i in range(turns)}
     conflict = Conflict.objects.get(knowledge_base=kb)
     assert conflict.times_seen == turns
     assert ConflictOccurrence.objects.filter(conflict=conflict).count() == turns

@@ -16,14 +16,16 @@ from conflicts.models import (
     ConflictActivity,
     ConflictOccurrence,
     DetectionRun,
+    NotificationDelivery,
     ResolutionRule,
     ResolutionSuggestion,
     Turn,
+    Webhook,
 )
 from conflicts.services import api_token_create
 from tests.conflicts.console_support import PASSWORD, make_conflict, make_user
 from tests.factories import make_article
-from tests.support.console_urls import console_kwargs, console_patterns, source_objects
+from tests.support.console_urls import console_kwargs, console_patterns, notification_objects, source_objects
 
 pytestmark = pytest.mark.django_db
 
@@ -81,8 +83,13 @@ def worst(kb):
     IndexSyncJob.objects.create(knowledge_base=kb, total=INT_MAX, done=INT_MAX, error=HOSTILE_LINE, finished_at=LATEST)
     token, _ = api_token_create(knowledge_base=kb, name=_long(SCRIPT, 100))
     AuditEvent.objects.create(knowledge_base=kb, action="token.created", target_type="x", target_id="1", target_repr=SCRIPT)
+    notification = notification_objects(kb, conflict, "worst")
+    NotificationDelivery.objects.filter(pk=notification["delivery"].pk).update(
+        target=_long("https://x.example/" + HOSTILE_LINE, 1000), last_error=_long(HOSTILE_LINE, 2000),
+        attempts=32767, response_status=32767, created_at=LATEST, next_attempt_at=EARLIEST)
+    Webhook.objects.filter(pk=notification["webhook"].pk).update(url=_long("https://x.example/" + HOSTILE_LINE, 1000))
     return {"article": a, "other": b, "conflict": conflict, "turn": turn, "token": token,
-            "version": a.versions.order_by("number").first()}
+            "version": a.versions.order_by("number").first(), **notification}
 
 
 def _console_paths(objects) -> list[str]:

@@ -33,6 +33,7 @@ ALIGN_FLOOR = 0.5  # below this two claims are about different things
 RELATED_FLOOR = 0.55  # a pair with no claims this close is about different things altogether
 REPORT_MIN_CONFIDENCE = 0.5
 MAX_ALIGNED_PER_PAIR = 40
+BUSINESS_NAME_SHARE = 1.5  # a name in more than two thirds of the articles is the business's own, not a scope
 
 
 @dataclass
@@ -51,7 +52,8 @@ class ClaimDetection:
 
 def _known_names(articles: list[ArticleText]) -> frozenset[str]:
     """The names that can scope a claim (a plan, a branch): capitalised inside a sentence somewhere in the
-    set, never written in lower case (so not "Terms"), and not used by most articles (the business's own)."""
+    set, never written in lower case (so not "Terms"), and not used by most (over two thirds) of the articles
+    (the business's own)."""
     counts: dict[str, int] = {}
     lowercase: set[str] = set()
     capitalised_in_bodies: set[str] = set()
@@ -64,7 +66,7 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
         for name in proper_names(article.body) | title_names:
             counts[name] = counts.get(name, 0) + 1
     return frozenset(name for name, n in counts.items()
-                     if not (n * 2 > len(articles) and n >= 2) and name.lower() not in lowercase)
+                     if not (n * BUSINESS_NAME_SHARE > len(articles) and n >= 2) and name.lower() not in lowercase)
 
 
 def _dates(values) -> list[dt.date]:
@@ -94,7 +96,7 @@ def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
 def _newer_note(a: ArticleText, b: ArticleText) -> str:
     if a.updated_at and b.updated_at and a.updated_at != b.updated_at:
         newer = a if a.updated_at > b.updated_at else b
-        return f" \u201c{newer.title}\u201d is the newer of the two (updated {newer.updated_at.isoformat()})."
+        return f" \u201c{newer.title or newer.ref}\u201d is the newer of the two (updated {newer.updated_at.isoformat()})."
     if a.updated_at and a.updated_at == b.updated_at:
         return f" Both were updated on {a.updated_at.isoformat()}."
     return ""
@@ -109,7 +111,8 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
     what = {"price": "the price", "hours": "the opening hours", "contact": "the contact details",
             "date": "the date", "eligibility": "who is eligible", "quantity": "the amount",
             "policy": "the rule", "procedure": "how or where it is done"}.get(contradiction.type, "this")
-    return (f"\u201c{article_a.title}\u201d and \u201c{article_b.title}\u201d disagree about {what}: one says "
+    return (f"\u201c{article_a.title or article_a.ref}\u201d and \u201c{article_b.title or article_b.ref}\u201d "
+            f"disagree about {what}: one says "
             f"\u201c{quoted(contradiction.said_a)}\u201d, the other \u201c{quoted(contradiction.said_b)}\u201d."
             + _newer_note(article_a, article_b))
 

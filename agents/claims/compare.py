@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, scopes_differ, scopes_uneven
+from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
-from .subject import Relation, phrase_stems, relation
+from .subject import Relation, phrase_stems, relation, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -28,6 +28,7 @@ AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that a
 CHANNEL_MIN_SIMILARITY = 0.6
 ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
+YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
 NARROWER_SUBJECT_STRENGTH = 0.7
@@ -43,6 +44,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
+CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
+                         r"compared (?:to|with)|was|were|previously)\b", re.I)
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -115,6 +119,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         def subject(x: Value, y: Value) -> bool:
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
+            if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
+                return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
                 return _named_same_thing(a, x, b, y)
             return _same_subject(a, x, b, y, similarity)
@@ -136,7 +142,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue  # every comparable value is stated on the other side too
         # Partly the same: one end of a range moved (hours), or a claim that quotes the other's value as a
         # contrast ("60% instead of our usual 50%"), which is much weaker.
-        strength = 1.0 if not matched_mine else (0.8 if kind == CLOCK else 0.55)
+        partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
+        strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
@@ -148,6 +155,17 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
+
+
+def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
@@ -199,6 +217,29 @@ def _said(values: list[Value]) -> str:
     return " / ".join(dict.fromkeys(v.text for v in values))
 
 
+TRIM = ",.;:()!?"
+
+
+def _subject_at(facts: ClaimFacts, words: str) -> frozenset[str] | None:
+    """What the number in `words` is said of: its parsed value's subject, else its clause's."""
+    start = max(0, facts.claim.text.find(words))
+    end = start + len(words)
+    for value, subject in zip(facts.values, facts.subjects):
+        if value.start < end and start < value.end:
+            return subject
+    return subject_of(facts.claim.text, start)
+
+
+def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) -> bool:
+    """Not when the numbers are said of different things, or the articles are pages about different things
+    built from one template ("Route A: 10 sailings a day" / "Route B: 8 sailings a day")."""
+    subjects = (_subject_at(a, left), _subject_at(b, right))
+    if relation(*subjects) is Relation.DIFFERENT:
+        return False
+    titles = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return relation(*titles) is not Relation.DIFFERENT
+
+
 def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
@@ -220,6 +261,11 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
             return "policy", left or "(nothing)", right or "(nothing)", False
         if op == "replace" and not starts_sentence and re.match(r"[A-Z]", left) and re.match(r"[A-Z]", right):
             return "other", left, right, names_only
+        if (op == "replace" and re.search(r"\d", left) and re.search(r"\d", right)
+                and left.strip(TRIM) != right.strip(TRIM) and _copied_number_differs(a, left, b, right)):
+            # A number the copy changed, in whatever format the value parsers may not read.
+            years = YEAR_RE.fullmatch(left.strip(TRIM)) and YEAR_RE.fullmatch(right.strip(TRIM))
+            return ("date" if years else "quantity"), left.strip(TRIM), right.strip(TRIM), False
     return None
 
 

@@ -57,6 +57,9 @@ EXCEPTION_RE = re.compile(r"\b(?:except|unless|apart from|other than|excluding|w
 # Whether a price includes tax: "€228 including VAT" and a bare "€189" (ex VAT) can both be right.
 TAX_INCLUDED_RE = re.compile(r"\b(?:incl(?:uding|udes|usive of|\.)?|with)\s+(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 TAX_EXCLUDED_RE = re.compile(r"\b(?:excl(?:uding|udes|usive of|\.)?|plus|before|without|ex\.?|\+)\s*(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
+# Whether a fare is for one way or there and back: "$190 return" and "$95 each way" can both be right.
+ONE_WAY_RE = re.compile(r"\b(?:each way|one[- ]way|single (?:fare|ticket|journey|trip))\b", re.I)
+RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]trip|there and back)\b|\(return\)", re.I)
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
@@ -116,6 +119,7 @@ class Scope:
     restricts: bool
     special_case: bool = False  # the claim itself says "late", "early", "emergency" …
     tax: frozenset[str] = frozenset()  # "included" / "excluded": what the claim says of tax on its prices
+    trip: frozenset[str] = frozenset()  # "one way" / "return": what a fare is for
     days_closed: frozenset[str] = frozenset()
 
 
@@ -157,6 +161,8 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
                  special_case=bool(own[3] & SPECIAL_CASE_WORDS),
                  tax=frozenset(name for name, pattern in (("included", TAX_INCLUDED_RE), ("excluded", TAX_EXCLUDED_RE))
                                if pattern.search(text)),
+                 trip=frozenset(name for name, pattern in (("one way", ONE_WAY_RE), ("return", RETURN_TRIP_RE))
+                                if pattern.search(text)),
                  days_closed=frozenset(d for clause in re.split(r"[,;]|\band\b", text)
                                        if re.search(r"\bclosed\b", clause, re.I) for d in days_in(clause)))
 
@@ -168,6 +174,8 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
     for mine, theirs in ((a.periods, b.periods), (a.tiers, b.tiers), (a.names, b.names)):
         if mine and theirs and not mine & theirs:
             return True
+    if a.trip and b.trip and a.trip != b.trip:
+        return True  # a one-way fare and a return fare
     if a.tax != b.tax:
         return True  # a price with tax and one without (or not said) are different figures
     if a.special_case != b.special_case:

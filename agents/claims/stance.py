@@ -34,10 +34,15 @@ CHANNEL_RES = {name: re.compile(pattern, re.I) for name, pattern in CHANNELS.ite
 ANSWER_PARTICLE_RE = re.compile(r"^\s*(?:yes|no|sorry)\s*[,.:;!\-\u2013\u2014]+\s*", re.I)
 
 
+COORDINATION_RE = re.compile(r"[;,]|\b(?:and|but|or)\b", re.I)
+
+
 def is_negative(text: str) -> bool:
-    """Whether the claim denies what it states (an odd number of denials). A leading "No," answers a
-    question and says nothing about the sentence after it."""
-    return len(NEGATION_RE.findall(ANSWER_PARTICLE_RE.sub("", text))) % 2 == 1
+    """Whether the claim denies what it states: a clause with an odd number of denials ("cannot travel
+    without an adult" affirms; "not made up and not refunded" denies). A leading "No," answers a question
+    and says nothing about the sentence after it."""
+    return any(len(NEGATION_RE.findall(clause)) % 2 == 1
+               for clause in COORDINATION_RE.split(ANSWER_PARTICLE_RE.sub("", text)))
 
 
 def denied_words(text: str) -> frozenset[str]:

@@ -38,8 +38,11 @@ SUBJECT_END_RE = re.compile(
     r"stay|stays|remain|remains|allow|allows|offer|offers|require|requires|do|does|don't|doesn't|isn't|aren't|"
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
-per about via through within without between across""".split())
+per about via through within without between across up until before after""".split())
+FREE_NOUN_RE = re.compile(r"free\s+(?!of\b|to\b|for\b|from\b|with\b|on\b|at\b|in\b|if\b|when\b|and\b|or\b)([a-z][\w\s'\-]*)", re.I)
 DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
+AUXILIARIES = frozenset("""can cannot can't could may might must will won't would should shall be been being is are
+was were do does don't doesn't need needs have has had also still only just always then""".split())
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
 EMPTY_WORDS = frozenset("""yes no sorry off member members customer customers client clients user users a an the this that these those our your their its my his her we you they it i us them
@@ -81,6 +84,11 @@ def _subject_after(text: str, start: int, position: int) -> frozenset[str] | Non
 def subject_of(text: str, position: int) -> frozenset[str] | None:
     """Stems of what the value at text[position] is said of: its clause's subject, and for a discount what
     it is off ("Groups: 15% off Flex fares" is said of groups and Flex fares)."""
+    attributive = FREE_NOUN_RE.match(text, position)
+    if attributive:  # "our free shuttle runs …": what is free is the noun it qualifies
+        named = _short_phrase(SUBJECT_END_RE.split(attributive.group(1), maxsplit=1)[0])
+        if named:
+            return named
     subject = _clause_subject(text, position)
     discounted = DISCOUNT_OBJECT_RE.match(text, position)
     if subject and discounted:
@@ -130,6 +138,10 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
     if not words or len(words) > MAX_SUBJECT_WORDS:
         return None
     words = _head_phrase(words)
+    if not _stems(words) and not PAYER_VERB_RE.fullmatch(end.group()):
+        # "You can cancel a Flex ticket up to 2 hours before": a pronoun acts; what it acts on is the subject.
+        acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES][1:]
+        return _stems(_head_phrase(acted_on)) or None
     if PAYER_VERB_RE.fullmatch(end.group()):
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
         rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""
@@ -195,8 +207,13 @@ def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]
 
 
 def label_subject(label: str) -> frozenset[str] | None:
-    """A table row's label as the subject of its cells ("Hot Desk")."""
-    return phrase_stems(label) or None
+    """A table row's label as the subject of its cells ("Consultation (15 minutes)" is a consultation)."""
+    return phrase_stems(PARENTHESES_RE.sub(" ", label)) or None
+
+
+def _weight(subject: frozenset[str]) -> int:
+    # A name with its number ("fibre 500") identifies a thing as well as two words do.
+    return sum(2 if " " in stem else 1 for stem in subject)
 
 
 def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None) -> Relation:
@@ -206,7 +223,7 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a and only_b:
         # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
-        if subject_a & subject_b or min(len(subject_a), len(subject_b)) >= DISJOINT_MIN_WORDS:
+        if subject_a & subject_b or min(_weight(subject_a), _weight(subject_b)) >= DISJOINT_MIN_WORDS:
             return Relation.DIFFERENT
         return Relation.UNKNOWN
     if only_a or only_b:

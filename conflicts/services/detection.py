@@ -2,6 +2,14 @@
 
 Fail open: a timeout or an error records "no conflicts" with the reason on the turn's DetectionRun;
 nothing propagates to whoever is sending the reply.
+
+Turns that arrive close together share an LLM call (Celery dispatch; agents.batching packs the calls). The
+worker that takes a turn plans its check (claims, cached verdicts, pairs about different things); when pairs
+are left for the LLM it either leaves the turn to a worker already waiting for company in the same knowledge
+base (`gathering_until`), or waits itself until DETECTION_BATCH_WAIT_MS after the turn was recorded, then
+claims up to DETECTION_BATCH_MAX_TURNS queued turns of the knowledge base (one conditional update, as for its
+own), plans them and sends all their pairs in as few calls as the cap of 20 articles per call allows. Each
+turn's run is written under its own claim; a failed call records every turn that needed it as failed open.
 """
 from __future__ import annotations
 
@@ -10,8 +18,10 @@ import functools
 import datetime as dt
 import logging
 import math
+import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
@@ -19,8 +29,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.claims import ClaimVectors
-from agents.detection import STATUS_CAPPED, run_detection
-from agents.llm import LLMError
+from agents.batching import judge_call, pack_calls
+from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection
+from agents.detection import DetectionOutcome as AgentsOutcome
+from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
 from articles.embeddings import embed_texts
@@ -176,6 +188,7 @@ def conflict_record(
         )
         if not occurrence_created:
             return conflict  # this turn was already counted (a retried task)
+        conflict.detector = detector_merged(conflict.detector, detector)
         point = impact_point(now)
         conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
         conflict.times_seen += 1
@@ -196,6 +209,19 @@ def conflict_record(
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             jobs.suggestion_enqueue(conflict_id=conflict.pk)
     return conflict
+
+
+DETECTORS_FOUND = ("claims", "llm", "both")
+
+
+def detector_merged(recorded: str, found: str) -> str:
+    """Who has found a pair so far: "both" once the claim detector and the LLM each have (on one turn, the
+    claims' finding confirmed by the LLM; or on different turns, each on its own)."""
+    if not recorded or recorded == found:
+        return found
+    if recorded in DETECTORS_FOUND and found in DETECTORS_FOUND:
+        return "both"
+    return found
 
 
 def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
@@ -270,9 +296,32 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
         raise
 
 
-def _detect_claimed(run: DetectionRun) -> DetectionRun:
-    turn = run.turn
-    articles, usages = _article_texts(turn=turn)
+@dataclass
+class _Setup:
+    detector: str
+    llm_config: LLMConfig | None
+    timeout_s: float
+
+    @property
+    def batching(self) -> bool:
+        # Inline dispatch runs at commit in the caller's process: it neither waits nor takes other turns' work.
+        return (self.llm_config is not None and settings.DETECTION_DISPATCH != "inline"
+                and settings.DETECTION_BATCH_MAX_TURNS > 1)
+
+
+@dataclass
+class _Check:
+    """One turn's check in this worker's hands: planned, then judged (alone or with others), then recorded."""
+
+    run: DetectionRun
+    usages: dict[str, ArticleUsage]
+    plan: DetectionPlan | None = None
+    outcome: AgentsOutcome | None = None
+    failed: tuple[str, str] | None = None  # (outcome, reason): recorded as no conflicts
+    batch_turns: int = 0
+
+
+def _setup() -> _Setup:
     detector = settings.DETECTION_DETECTOR
     llm_config = llm_config_for("detection") if detector in ("llm", "auto") else None
     if llm_config is not None and llm_config.timeout_s > settings.DETECTION_TIMEOUT_S:
@@ -280,32 +329,173 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         llm_config = dataclasses.replace(llm_config, timeout_s=settings.DETECTION_TIMEOUT_S)
     if detector == "llm" and llm_config is None:
         detector = "claims"  # no LLM configured: the deterministic detector still serves
-    cached = _cached_verdicts(usages=usages)
-    future = _bounded.submit(
-        run_detection,
-        articles=articles,
-        detector=detector,
-        now=timezone.localdate(),
-        llm_config=llm_config,
-        cached=cached,
-        claim_vectors=claim_vectors(),
-    )
+    return _Setup(detector=detector, llm_config=llm_config, timeout_s=settings.DETECTION_TIMEOUT_S)
+
+
+def _bounded_result(future, *, deadline: float, setup: _Setup, what: str):
+    """The future's result, or (outcome, reason) of the failure recorded as "no conflicts" (fail open)."""
     try:
-        outcome = future.result(timeout=settings.DETECTION_TIMEOUT_S)
+        return future.result(timeout=max(0.0, deadline - time.monotonic())), None
     except FutureTimeout:
         future.cancel()  # if it never started, it never will
-        return _finish(run, outcome=DetectionOutcome.TIMEOUT, detector=detector,
-                       reason=f"no verdict within {settings.DETECTION_TIMEOUT_S:g} s; recorded as no conflicts")
+        return None, (DetectionOutcome.TIMEOUT, f"no verdict within {setup.timeout_s:g} s; recorded as no conflicts")
     except LLMError as exc:
-        return _finish(run, outcome=DetectionOutcome.ERROR, detector=detector,
-                       reason=f"LLM {exc}; recorded as no conflicts")
+        return None, (DetectionOutcome.ERROR, f"LLM {exc}; recorded as no conflicts")
     except Exception as exc:  # fail open on anything a detector can throw
-        logger.exception("detector failed on turn %s", turn.pk)
-        return _finish(run, outcome=DetectionOutcome.ERROR, detector=detector,
-                       reason=f"{type(exc).__name__}: {exc}; recorded as no conflicts")
+        logger.exception("detector failed on %s", what)
+        return None, (DetectionOutcome.ERROR, f"{type(exc).__name__}: {exc}; recorded as no conflicts")
+
+
+def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
+    """Claims, cached verdicts and pairs about different things for one turn, on a bounded thread."""
+    articles, usages = _article_texts(turn=run.turn)
+    future = _bounded.submit(
+        plan_detection,
+        articles=articles,
+        detector=setup.detector,
+        now=timezone.localdate(),
+        llm_config=setup.llm_config,
+        cached=_cached_verdicts(usages=usages),
+        claim_vectors=claim_vectors(),
+    )
+    plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
+    return _Check(run=run, usages=usages, plan=plan, failed=failed)
+
+
+def _detect_claimed(run: DetectionRun) -> DetectionRun:
+    setup = _setup()
+    deadline = time.monotonic() + setup.timeout_s
+    leader = _check_plan(run, setup=setup, deadline=deadline)
+    checks = [leader]
+    try:
+        if leader.plan is not None and leader.plan.needs_llm and setup.batching:
+            if _gate_join(run):
+                return run  # a worker gathering turns of this knowledge base judges this one with its own
+            company, deadline = _gather(run, setup=setup)
+            checks += company
+        _judge(checks, setup=setup, deadline=deadline)
+        return _record_all(checks, setup=setup)
+    except BaseException:
+        for check in checks[1:]:  # the leader's own claim is released by turn_detect
+            DetectionRun.objects.filter(pk=check.run.pk, claimed_at=check.run.claimed_at,
+                                        outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
+        if DetectionRun.objects.filter(pk=run.pk, gathering_until__isnull=False).update(gathering_until=None):
+            # Interrupted while waiting for company: the turns left to this worker need another one now.
+            jobs.detection_wake(turn_ids=list(DetectionRun.objects.filter(
+                outcome=DetectionOutcome.QUEUED, claimed_at__isnull=True,
+                turn__knowledge_base_id=run.turn.knowledge_base_id).exclude(pk=run.pk)
+                .values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
+        raise
+
+
+def _gate_join(run: DetectionRun) -> bool:
+    """Leave this turn to a worker that is waiting for company in the same knowledge base, if there is one.
+
+    Race-free against that worker closing its gate: both lock the gathering run's row, so either our
+    release is committed before it collects, or its gate is closed before we look."""
+    with transaction.atomic():
+        gate = (
+            DetectionRun.objects.select_for_update(of=("self",))
+            .filter(outcome=DetectionOutcome.QUEUED, gathering_until__gt=timezone.now(),
+                    turn__knowledge_base_id=run.turn.knowledge_base_id)
+            .exclude(pk=run.pk)
+            .first()
+        )
+        if gate is None:
+            return False
+        # Handed over, not attempted: the gathering worker's claim counts the attempt.
+        DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(claimed_at=None,
+                                                                              attempts=F("attempts") - 1)
+    logger.debug("turn %s left to the batch of turn %s", run.turn_id, gate.turn_id)
+    return True
+
+
+def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
+    """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones. Returns
+    them and the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls."""
+    until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
+    if until > timezone.now():
+        DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
+        _wait_until(until)
+    cap = settings.DETECTION_BATCH_MAX_TURNS - 1
+    with transaction.atomic():
+        DetectionRun.objects.filter(pk=run.pk).update(gathering_until=None)  # closes the gate (row lock)
+        waiting = (
+            DetectionRun.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(outcome=DetectionOutcome.QUEUED, turn__knowledge_base_id=run.turn.knowledge_base_id)
+            .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.claim_expiry()))
+            .exclude(pk=run.pk)
+            .order_by("created_at", "pk")
+        )
+        ids = list(waiting.values_list("pk", flat=True)[: cap + 1])
+        taken, left = ids[:cap], ids[cap:]
+        claimed_at = timezone.now()
+        DetectionRun.objects.filter(pk__in=taken).update(claimed_at=claimed_at, attempts=F("attempts") + 1)
+        if left:  # more are waiting than one batch takes: make sure a worker comes for them
+            jobs.detection_wake(turn_ids=list(
+                waiting.exclude(pk__in=taken).values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
+    runs = DetectionRun.objects.select_related("turn").filter(pk__in=taken).order_by("created_at", "pk")
+    deadline = time.monotonic() + setup.timeout_s
+    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline
+
+
+def _wait_until(moment: dt.datetime) -> None:
+    """The bounded wait for other turns (bench/detection_cost.py, replaying turns on a simulated clock,
+    makes this the point where its replay moves on to the next arrivals)."""
+    time.sleep(max(0.0, (moment - timezone.now()).total_seconds()))
+
+
+def _judge(checks: list[_Check], *, setup: _Setup, deadline: float) -> None:
+    """Every planned check's pairs for the LLM, in as few calls as agents.batching packs them (in parallel)."""
+    planned = [check for check in checks if check.plan is not None]
+    batch = pack_calls([check.plan for check in planned], max_pairs=settings.DETECTION_BATCH_MAX_PAIRS)
+    futures = {number: _bounded.submit(judge_call, call, config=setup.llm_config) for number, call in enumerate(batch.calls)}
+    results, failures = {}, {}
+    for number, future in futures.items():
+        result, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"a call for {len(batch.calls[number].members)} turn(s)")
+        if failed is None:
+            results[number] = result
+        else:
+            shared = len(batch.calls[number].members)
+            failures[number] = failed if shared == 1 else (failed[0], f"{failed[1]} (a call shared by {shared} turns)")
+    for index, check in enumerate(planned):
+        failed = [failures[number] for number in batch.calls_of(index) if number in failures]
+        if failed:
+            check.failed = failed[0]
+            continue
+        pays = batch.pays_for(index)
+        check.outcome = complete_detection(check.plan, verdicts=batch.verdicts_for(index, results),
+                                           call=results[pays] if pays is not None else None)
+        check.batch_turns = batch.turns_sharing(index)
+
+
+def _record_all(checks: list[_Check], *, setup: _Setup) -> DetectionRun:
+    """Write each check's outcome under its own claim; returns the first (the turn this worker was sent for)."""
+    lost: ClaimLost | None = None
+    for check in checks:
+        try:
+            check.run = _record(check, setup=setup)
+        except ClaimLost as exc:
+            if check is checks[0]:
+                lost = exc
+            else:
+                logger.warning("detection of turn %s outlived its claim; the other worker's result stands",
+                               check.run.turn_id)
+    if lost is not None:
+        raise lost
+    return checks[0].run
+
+
+def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
+    run, detector = check.run, setup.detector
+    if check.failed is not None:
+        outcome, reason = check.failed
+        return _finish(run, outcome=outcome, detector=detector, reason=reason)
+    outcome = check.outcome
     if not outcome.ran:
         return _finish(run, outcome=DetectionOutcome.SKIPPED, detector=detector,
                        reason="fewer than 2 live articles", articles_checked=outcome.articles_considered)
+    turn, usages = run.turn, check.usages
     with transaction.atomic():
         _hold(run)  # before any write: what a turn's check records is written once
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
@@ -326,4 +516,8 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
             model=outcome.model,
             dropped_invented_refs=outcome.dropped_invented_refs,
             dropped_bad_snippets=outcome.dropped_bad_snippets,
+            unrelated_pairs=outcome.unrelated_pairs,
+            llm_confirmed=outcome.confirmed,
+            llm_rejected=outcome.rejected,
+            batch_turns=check.batch_turns,
         )

@@ -31,6 +31,7 @@ def test_turn_report_then_reply_then_read(api, fare_articles, inline_detection, 
     assert body["detection"]["outcome"] == "ok"
     assert body["conflicts"][0]["refs"] == ["faq-fare-old", "web-fares"]
     assert body["conflicts"][0]["times_cited"] == 1
+    assert body["conflicts"][0]["detector"] == "claims"
     listed = api("get", "/conflicts?status=open").json()
     assert [c["refs"] for c in listed] == [["faq-fare-old", "web-fares"]]
     assert api("get", "/conflicts?status=dismissed").json() == []
@@ -132,3 +133,17 @@ def test_conflicts_accept_resolved_for_processed(api, kb, fare_articles):
     assert resolved.status_code == 200 and [c["status"] for c in resolved.json()] == ["processed"]
     assert resolved.json() == api("get", "/conflicts?status=processed").json()
     assert api("get", "/conflicts?status=closed").status_code == 422
+
+
+@pytest.mark.django_db
+def test_turn_detail_shows_what_the_check_saved_on_the_llm(api, kb, fare_articles):
+    from conflicts.models import DetectionRun
+    from conflicts.services.turns import RetrievedRef, turn_report
+
+    turn, _ = turn_report(knowledge_base=kb, external_id="chat-9", question="Fares?",
+                          retrieved=[RetrievedRef(ref="faq-fare-old", rank=1), RetrievedRef(ref="web-fares", rank=2)])
+    DetectionRun.objects.filter(turn=turn).update(outcome="ok", batch_turns=3, unrelated_pairs=4, llm_confirmed=1,
+                                                  llm_rejected=2)
+    detection = api("get", "/turns/chat-9").json()["detection"]
+    assert (detection["batch_turns"], detection["unrelated_pairs"], detection["llm_confirmed"],
+            detection["llm_rejected"]) == (3, 4, 1, 2)

@@ -248,3 +248,20 @@ def test_admin_actions_call_the_services_per_conflict(client, kb):
     client.post(url, {"action": "reopen", "_selected_action": [first.pk]})
     first.refresh_from_db()
     assert first.status == "open"
+
+
+def test_detail_says_which_detector_found_the_pair_and_each_occurrence(client, kb, reviewer):
+    from conflicts.models import ConflictOccurrence
+
+    first = make_article(kb, "fare-old", "A car ticket costs €25.", index=False)
+    second = make_article(kb, "fare-new", "A car ticket costs €32.", index=False)
+    conflict = make_conflict(kb, first, second)
+    add_occurrence(conflict, external_id="t-1", question="Car fare?", reply="€25")
+    add_occurrence(conflict, external_id="t-2", question="Car fare now?", reply="€32")
+    ConflictOccurrence.objects.filter(turn__external_id="t-2").update(detector="both")
+    Conflict.objects.filter(pk=conflict.pk).update(detector="both")
+    client.force_login(reviewer)
+    html = client.get(reverse("conflict_detail", args=[conflict.pk])).content.decode()
+    assert 'data-detector="both">found by the claim detector and the LLM</span>' in html
+    assert html.count('data-detector="claims">found by the claim detector</span>') == 1  # t-1's occurrence
+    assert html.count('data-detector="both">') == 2  # the conflict and t-2's occurrence

@@ -161,3 +161,17 @@ def test_the_token_form_sets_scopes_and_expiry(client, kb, ops):
         assert refused.status_code == 400 and f'data-field="{field}"' in refused.content.decode(), data
         assert data["name"] in refused.content.decode()  # what was typed stays
     assert ApiToken.objects.count() == 1
+
+
+def test_the_admin_lists_webhooks_and_deliveries_without_the_secret(client, kb):
+    from django.contrib.auth import get_user_model
+
+    from conflicts.services.notifications import webhook_create
+
+    webhook, secret = webhook_create(knowledge_base=kb, url="https://93.184.215.14/hooks", events=ALL_EVENTS)
+    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "x-long-password"))
+    for url in (reverse("admin:conflicts_webhook_changelist"), reverse("admin:conflicts_webhook_change", args=[webhook.pk]),
+                reverse("admin:conflicts_notificationdelivery_changelist")):
+        html = client.get(url).content.decode()
+        assert secret not in html and webhook.secret_encrypted not in html, url
+        assert "93.184.215.14" in html or "notificationdelivery" in url

@@ -44,6 +44,8 @@ CONFLICTS = {
                                "Members aged 16 or over are welcome to join."),
     "a no that answers the question": ("Is there a joining fee?\nNo - you only pay the monthly membership.",
                                        "Every new member pays a joining fee."),
+    "a copy with another year": ("The mill, built in 1887, still grinds flour for the bakery next door.",
+                                 "The mill, built in 1902, still grinds flour for the bakery next door."),
     "a table row against a sentence": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |\n| Loft | €75 |",
                                        "The Studio plan costs €45 a month."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
@@ -73,6 +75,9 @@ AGREEING = {
                           "Members can freeze their membership."),
     "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
                                          "A Parking Pass lets you park by the pier. The pass costs £8 a year."),
+    "return and one way": ("Station shuttle (return): £18.", "The shuttle costs £9 each way."),
+    "hours of other days in one claim": ("The pool is open weekdays 07:00-21:00 and at weekends 09:00-17:00.",
+                                         "Saturday and Sunday: the pool opens 09:00-17:00."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
@@ -107,6 +112,16 @@ def test_a_heading_scopes_the_claims_under_it(vectors):
                     "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
                     first_title="Quarry Lane branch", second_title="Mill Cross branch")
     assert found(articles, vectors) == []
+
+
+def test_sibling_pages_from_one_template_do_not_conflict(vectors):
+    # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
+    articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
+                    "In summer the lake boat makes 9 return sailings a day, and in winter 4.",
+                    first_title="Route: Ashby jetty", second_title="Route: Kelso jetty")
+    assert found(articles, vectors) == []
+    one_topic = pair(articles[0].body, articles[1].body, first_title="Lake boat", second_title="Lake boat timetable")
+    assert [f.type for f in found(one_topic, vectors)] == ["quantity"]
 
 
 def test_pairs_about_different_things_are_reported_as_unrelated(vectors):
