@@ -432,7 +432,7 @@ def index_resync(
 
 
 def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
-    """Record a re-sync request (the work row). Starting it is conflicts.jobs.index_sync_start's part,
+    """Record a re-sync request (the work row). Starting it is articles.jobs.index_sync_start's part,
     which enqueues in the same transaction; a row nobody enqueued is picked up by the sweeper."""
     return IndexSyncJob.objects.create(knowledge_base=knowledge_base, full=full, requested_by=actor)
 

@@ -27,6 +27,7 @@ from lxml import etree
 
 from articles.ingest import SUPPORTED_SUFFIXES, IngestError, ParsedArticle, parse_path, slugify
 from articles.ingest import _supported_files as supported_files_in
+from articles.jobs import source_sync_enqueue
 from articles.models import (
     ACTIVE_SYNC_STATUSES,
     CONSOLE_REASONS,
@@ -220,9 +221,8 @@ def source_files_upload(*, source: Source, files: list[tuple[str, bytes]], actor
 
 
 def source_sync_request(*, source: Source, trigger: str = SyncTrigger.MANUAL, actor=None) -> SourceSync:
-    """Record a sync and enqueue it on commit; a sync already queued or running is returned instead."""
-    from articles.tasks import run_source_sync
-
+    """Record a sync (the work row) and have a worker run it once the transaction commits; a sync already
+    queued or running is returned instead. A broker outage leaves the row queued for the sweeper."""
     try:
         with transaction.atomic():
             active = SourceSync.objects.filter(source=source, status__in=ACTIVE_SYNC_STATUSES).first()
@@ -231,7 +231,7 @@ def source_sync_request(*, source: Source, trigger: str = SyncTrigger.MANUAL, ac
             sync = SourceSync.objects.create(
                 knowledge_base_id=source.knowledge_base_id, source=source, trigger=trigger, requested_by=actor
             )
-            transaction.on_commit(lambda: run_source_sync.delay(sync.pk))
+            source_sync_enqueue(sync_id=sync.pk)
             return sync
     except IntegrityError:  # another request created one between our check and insert
         return SourceSync.objects.get(source=source, status__in=ACTIVE_SYNC_STATUSES)

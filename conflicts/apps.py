@@ -26,6 +26,11 @@ class ConflictsConfig(AppConfig):
 def _warm_claim_detector(**_kwargs) -> None:
     """A worker process readies the claim detector (sentence model, parsers) as it starts, so no turn's
     check, bounded by DETECTION_TIMEOUT_S, pays for loading them."""
+    import logging
+    import time
+
     from conflicts.services.detection import claim_detector_warm_up
 
+    started = time.monotonic()
     claim_detector_warm_up()
+    logging.getLogger(__name__).info("claim detector warmed up at worker start in %.1f s", time.monotonic() - started)

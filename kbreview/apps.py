@@ -9,5 +9,5 @@ class KbreviewConfig(AppConfig):
         from kbreview.celery import ensure_broker_folders
 
         ensure_broker_folders()  # the filesystem broker's folders, before anything enqueues
-        # Register every app's tasks in this process too: conflicts.jobs sends them by name.
+        # Register every app's tasks in this process too: the jobs modules send them by name.
         autodiscover_modules("tasks")

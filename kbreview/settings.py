@@ -149,7 +149,10 @@ else:
 DATABASES["default"]["ENGINE"] = "kbreview.db.backend"
 # One test database per test process, so parallel runs on one server never trip over each other.
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"test_kbreview_{os.getpid()}")}
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# Web and worker threads keep their connection between requests (a new PostgreSQL backend per request
+# costs more than a turn's queries); a connection that died meanwhile is noticed before the request uses it.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Failed sign-ins are counted per user name and client address (django-axes); after

@@ -20,6 +20,33 @@ def tasks_in_process(request):
     app.conf.update(task_always_eager=saved[0], task_eager_propagates=saved[1])
 
 
+class BrokerOutage:
+    def __init__(self, saved: dict) -> None:
+        self.saved = saved
+
+    def end(self) -> None:
+        """The broker is back: tasks run in this process from now on, as a worker would run them. What the
+        publisher thread still held for the dead broker is settled first (it never reaches a task)."""
+        from kbreview.celery import app
+        from kbreview.jobs import publisher
+
+        assert publisher.flush(10.0), "the publisher thread did not settle"
+        app.conf.update(task_always_eager=True)
+
+
+@pytest.fixture
+def unreachable_broker(settings):
+    """Celery pointed at a Redis port nobody listens on, as when the broker is down; `.end()` brings it back."""
+    from kbreview.jobs import publisher
+    from tests.support.processes import point_app_at
+
+    saved = point_app_at(task_always_eager=False, broker_url="redis://127.0.0.1:1/0", broker_transport_options={})
+    settings.DETECTION_DISPATCH = "celery"
+    yield BrokerOutage(saved)
+    publisher.flush(10.0)
+    point_app_at(**saved)
+
+
 @pytest.fixture
 def kb(db):
     return knowledge_base_get_or_create(slug="acme", name="Acme Ferries")

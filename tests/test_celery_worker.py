@@ -7,7 +7,7 @@ from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
 from articles.models import Chunk, SyncStatus
-from conflicts import jobs
+from articles import jobs as articles_jobs
 from tests.factories import make_article
 from tests.support import processes
 from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_name, slow, verdict, verdicts
@@ -72,7 +72,7 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     log = tmp_path / "worker.log"
     worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb, full=True)
+        job = articles_jobs.index_sync_start(knowledge_base=kb, full=True)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:
@@ -80,6 +80,35 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     job.refresh_from_db()
     assert (job.done, job.total, job.attempts) == (1, 1, 1)
     assert Chunk.objects.filter(article=article).exists()
+    # The solo pool (these tests' workers) gets the start-up load too, before the first task.
+    worker_log = log.read_text(errors="replace")
+    assert "embedding model loaded at worker start" in worker_log
+    assert "claim detector warmed up at worker start" in worker_log
+    assert worker_log.index("warmed up at worker start") < worker_log.index("run_index_sync_job[")
+
+
+def test_import_kb_hands_the_embedding_to_a_running_worker(kb, filesystem_broker, tmp_path):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from articles.models import IndexSyncJob
+
+    faq = tmp_path / "faq.json"
+    faq.write_text(json.dumps([{"ref": "faq-cli", "title": "Trolleys", "body": "Luggage trolleys are free."}]))
+    log = tmp_path / "worker.log"
+    worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
+    out = io.StringIO()
+    try:
+        call_command("import_kb", "--kb", kb.slug, "--worker-grace", "120", str(faq), stdout=out)
+    finally:
+        processes.stop(worker)
+    job = IndexSyncJob.objects.get(knowledge_base=kb)
+    assert (job.status, job.done, job.attempts) == (SyncStatus.DONE, 1, 1)
+    assert "embedding here" not in out.getvalue()  # the worker ran it
+    assert "run_index_sync_job[" in log.read_text(errors="replace")
+    assert Chunk.objects.filter(article__external_ref="faq-cli").exists()
 
 
 def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
@@ -87,7 +116,7 @@ def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
     log = tmp_path / "worker.log"
     worker = processes.start_worker("redis", processes.base_env(REDIS_URL=REDIS_URL), log=log)
     try:
-        job = jobs.index_sync_start(knowledge_base=kb)
+        job = articles_jobs.index_sync_start(knowledge_base=kb)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:

@@ -96,7 +96,7 @@ def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
 def _newer_note(a: ArticleText, b: ArticleText) -> str:
     if a.updated_at and b.updated_at and a.updated_at != b.updated_at:
         newer = a if a.updated_at > b.updated_at else b
-        return f" \u201c{newer.title}\u201d is the newer of the two (updated {newer.updated_at.isoformat()})."
+        return f" \u201c{newer.title or newer.ref}\u201d is the newer of the two (updated {newer.updated_at.isoformat()})."
     if a.updated_at and a.updated_at == b.updated_at:
         return f" Both were updated on {a.updated_at.isoformat()}."
     return ""
@@ -111,7 +111,8 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
     what = {"price": "the price", "hours": "the opening hours", "contact": "the contact details",
             "date": "the date", "eligibility": "who is eligible", "quantity": "the amount",
             "policy": "the rule", "procedure": "how or where it is done"}.get(contradiction.type, "this")
-    return (f"\u201c{article_a.title}\u201d and \u201c{article_b.title}\u201d disagree about {what}: one says "
+    return (f"\u201c{article_a.title or article_a.ref}\u201d and \u201c{article_b.title or article_b.ref}\u201d "
+            f"disagree about {what}: one says "
             f"\u201c{quoted(contradiction.said_a)}\u201d, the other \u201c{quoted(contradiction.said_b)}\u201d."
             + _newer_note(article_a, article_b))
 

@@ -265,7 +265,7 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
                 and left.strip(TRIM) != right.strip(TRIM) and _copied_number_differs(a, left, b, right)):
             # A number the copy changed, in whatever format the value parsers may not read.
             years = YEAR_RE.fullmatch(left.strip(TRIM)) and YEAR_RE.fullmatch(right.strip(TRIM))
-            return ("date" if years else "quantity"), left, right, False
+            return ("date" if years else "quantity"), left.strip(TRIM), right.strip(TRIM), False
     return None
 
 

@@ -38,9 +38,11 @@ SUBJECT_END_RE = re.compile(
     r"stay|stays|remain|remains|allow|allows|offer|offers|require|requires|do|does|don't|doesn't|isn't|aren't|"
     r"come|comes|last|lasts|expire|expires|leave|leaves|arrive|arrives|depart|departs|go|goes|give|gives)\b", re.I)
 PREPOSITIONS = frozenset("""of with for to in on at by from under over off including except than during
-per about via through within without between across""".split())
+per about via through within without between across up until before after""".split())
 FREE_NOUN_RE = re.compile(r"free\s+(?!of\b|to\b|for\b|from\b|with\b|on\b|at\b|in\b|if\b|when\b|and\b|or\b)([a-z][\w\s'\-]*)", re.I)
 DISCOUNT_OBJECT_RE = re.compile(r"\S+\s+off\s+(.*)", re.I)
+AUXILIARIES = frozenset("""can cannot can't could may might must will won't would should shall be been being is are
+was were do does don't doesn't need needs have has had also still only just always then""".split())
 PAYER_VERB_RE = re.compile(r"pay|pays|paid|get|gets|receive|receives", re.I)
 # Words that say nothing about what a value is of.
 EMPTY_WORDS = frozenset("""yes no sorry off member members customer customers client clients user users a an the this that these those our your their its my his her we you they it i us them
@@ -136,6 +138,10 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
     if not words or len(words) > MAX_SUBJECT_WORDS:
         return None
     words = _head_phrase(words)
+    if not _stems(words) and not PAYER_VERB_RE.fullmatch(end.group()):
+        # "You can cancel a Flex ticket up to 2 hours before": a pronoun acts; what it acts on is the subject.
+        acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES][1:]
+        return _stems(_head_phrase(acted_on)) or None
     if PAYER_VERB_RE.fullmatch(end.group()):
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
         rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""

@@ -364,17 +364,16 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
 
 def _detect_claimed(run: DetectionRun) -> DetectionRun:
     setup = _setup()
-    started = time.monotonic()
-    leader = _check_plan(run, setup=setup, deadline=started + setup.timeout_s)
+    deadline = time.monotonic() + setup.timeout_s
+    leader = _check_plan(run, setup=setup, deadline=deadline)
     checks = [leader]
     try:
         if leader.plan is not None and leader.plan.needs_llm and setup.batching:
             if _gate_join(run):
                 return run  # a worker gathering turns of this knowledge base judges this one with its own
-            gather_started = time.monotonic()
-            checks += _gather(run, setup=setup)
-            started += time.monotonic() - gather_started  # the bounded wait is not the check's time
-        _judge(checks, setup=setup, deadline=started + setup.timeout_s)
+            company, deadline = _gather(run, setup=setup)
+            checks += company
+        _judge(checks, setup=setup, deadline=deadline)
         return _record_all(checks, setup=setup)
     except BaseException:
         for check in checks[1:]:  # the leader's own claim is released by turn_detect
@@ -411,8 +410,9 @@ def _gate_join(run: DetectionRun) -> bool:
     return True
 
 
-def _gather(run: DetectionRun, *, setup: _Setup) -> list[_Check]:
-    """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones."""
+def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
+    """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones. Returns
+    them and the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls."""
     until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
     if until > timezone.now():
         DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
@@ -436,7 +436,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> list[_Check]:
                 waiting.exclude(pk__in=taken).values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
     runs = DetectionRun.objects.select_related("turn").filter(pk__in=taken).order_by("created_at", "pk")
     deadline = time.monotonic() + setup.timeout_s
-    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs]
+    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline
 
 
 def _wait_until(moment: dt.datetime) -> None:

@@ -17,6 +17,9 @@ from conflicts.models import ApiToken, TokenScope
 TOKEN_PREFIX = "kbr_"
 # A refused token hammering the API writes one audit row per this many seconds, not one per request.
 REFUSED_USE_AUDIT_EVERY_S = 60
+# "Last used" is stamped at most once a minute (the ops page shows it to the minute): a chatbot posting
+# many turns a second must not queue every request behind a write to the same token row.
+LAST_USED_EVERY = dt.timedelta(seconds=60)
 
 
 class TokenInputError(ValueError):
@@ -76,7 +79,8 @@ def api_token_authenticate(*, secret: str) -> ApiToken | None:
                 action=AuditAction.TOKEN_REVOKED_USE, target=token, knowledge_base=token.knowledge_base, reason=refused
             )
         return None
-    ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
 
 

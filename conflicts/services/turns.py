@@ -87,13 +87,24 @@ def turn_report(
     A repeated report with the same external id and the same body changes nothing (the chatbot may
     retry); one that differs raises TurnMismatch naming what differs.
     """
-    existing = Turn.objects.filter(knowledge_base=knowledge_base, external_id=external_id).first()
-    if existing is not None:
+    # A new turn is the common case: it is inserted straight away (no look-up first, one round trip less
+    # per turn); a repeated external id is found by the unique constraint and compared.
+    def repeated() -> tuple[Turn, bool] | None:
+        existing = Turn.objects.filter(knowledge_base=knowledge_base, external_id=external_id).first()
+        if existing is None:
+            return None
         return _same_turn_or_raise(
             turn=existing, question=question, retrieved=retrieved, reply=reply, sent_at=sent_at
         ), False
+
     ordered = sorted(retrieved, key=lambda r: r.rank)
-    articles = _articles_for(knowledge_base=knowledge_base, refs=[r.ref for r in ordered])
+    try:
+        articles = _articles_for(knowledge_base=knowledge_base, refs=[r.ref for r in ordered])
+    except UnknownArticleRefs:
+        same = repeated()  # a retry of a turn recorded before an article went away still matches
+        if same is None:
+            raise
+        return same
     try:
         with transaction.atomic():
             turn = Turn.objects.create(
@@ -119,11 +130,11 @@ def turn_report(
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
     except IntegrityError:
-        # Another request recorded the same external id first: that one stands.
-        existing = Turn.objects.get(knowledge_base=knowledge_base, external_id=external_id)
-        return _same_turn_or_raise(
-            turn=existing, question=question, retrieved=retrieved, reply=reply, sent_at=sent_at
-        ), False
+        # The same external id was recorded before (or by a concurrent request): that one stands.
+        same = repeated()
+        if same is None:
+            raise
+        return same
     return turn, True
 
 

@@ -7,9 +7,10 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from articles.jobs import index_sync_start
 from articles.models import IndexSyncJob, Role, SyncStatus
 from articles.selectors import stale_articles
-from conflicts import jobs, selectors
+from conflicts import selectors
 from conflicts.forms import ApiTokenForm, ResyncForm
 from conflicts.models import ApiToken
 from conflicts.permissions import kb_view
@@ -62,7 +63,7 @@ def ops_home(request):
 def ops_resync(request):
     form = ResyncForm(request.POST)
     full = form.is_valid() and form.cleaned_data["full"]
-    job = jobs.index_sync_start(knowledge_base=request.kb, full=full, actor=request.user)
+    job = index_sync_start(knowledge_base=request.kb, full=full, actor=request.user)
     if not request.htmx:
         messages.success(request, "Re-sync started.")
         return redirect(reverse("ops_home"))

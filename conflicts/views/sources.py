@@ -116,7 +116,7 @@ def source_detail(request, pk: int):
 def source_sync_start(request, pk: int):
     source = _source_or_404(request, pk)
     sync = source_sync_request(source=source, trigger=SyncTrigger.MANUAL, actor=request.user)
-    sync.refresh_from_db()  # without a broker the sync ran when the transaction committed
+    sync.refresh_from_db()  # tests run tasks eagerly on commit: show what the sync reached
     if not request.htmx:
         messages.success(request, f"Sync of {source.name} started.")
         return redirect(reverse("source_detail", args=[source.pk]))

@@ -10,7 +10,7 @@ from django.utils import timezone
 from articles.models import AuditAction, AuditEvent
 from conflicts.models import ApiToken
 from conflicts.services import api_token_create, api_token_revoke
-from conflicts.services.tokens import TokenInputError
+from conflicts.services.tokens import TokenInputError, api_token_authenticate
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +42,19 @@ def test_expired_token_is_refused_and_last_use_is_stamped(kb):
     assert get(secret).status_code == 401
     with pytest.raises(TokenInputError, match="future"):
         api_token_create(knowledge_base=kb, name="past", expires_at=timezone.now() - dt.timedelta(days=1))
+
+
+def test_last_use_is_stamped_once_a_minute_not_on_every_request(kb, django_assert_num_queries):
+    token, secret = api_token_create(knowledge_base=kb, name="busy-bot")
+    with django_assert_num_queries(2):  # the lookup and the first stamp
+        assert api_token_authenticate(secret=secret).pk == token.pk
+    with django_assert_num_queries(1):  # a second later: the lookup only
+        assert api_token_authenticate(secret=secret).pk == token.pk
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now() - dt.timedelta(seconds=61))
+    with django_assert_num_queries(2):
+        api_token_authenticate(secret=secret)
+    token.refresh_from_db()
+    assert timezone.now() - token.last_used_at < dt.timedelta(seconds=5)
 
 
 def test_create_revoke_and_revoked_use_are_audited(kb):

@@ -237,7 +237,7 @@ def test_a_turn_is_left_to_a_worker_gathering_its_knowledge_base(kb, fares, batc
 def test_a_turn_arriving_during_the_bounded_wait_joins_the_call(kb, fares, batching, settings, monkeypatch):
     settings.DETECTION_BATCH_WAIT_MS = 600
     # Commits happen in this test: no message may run a turn's check eagerly, the test is the worker.
-    monkeypatch.setattr("conflicts.jobs._send", lambda *args, **kwargs: False)
+    monkeypatch.setattr("kbreview.jobs.send", lambda *args, **kwargs: False)
     first = report(kb, "t-1", ["fare-a", "fare-b"])
     batching.push(answer(verdicts(A_B_CONFLICT)))
 
@@ -280,7 +280,7 @@ def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left
         kb, fares, batching, settings, monkeypatch, django_capture_on_commit_callbacks):
     settings.DETECTION_BATCH_WAIT_MS = 1000
     sent = []
-    monkeypatch.setattr("conflicts.jobs._send", lambda name, *args, **kwargs: sent.append((name, *args)) or True)
+    monkeypatch.setattr("kbreview.jobs.send", lambda name, *args, **kwargs: sent.append((name, *args)) or True)
 
     def stopped(moment):
         raise SystemExit("worker shutting down")

@@ -138,9 +138,12 @@ class RedisServer:
 
 def point_app_at(**conf) -> dict:
     """Reconfigure this process's Celery app (as a web process with that configuration would be);
-    returns what to pass back to restore it. Pools made for the previous broker are dropped."""
+    returns what to pass back to restore it. Pools made for the previous broker are dropped, after the
+    publisher thread has sent what it holds to the broker it was meant for."""
     from kbreview.celery import app
+    from kbreview.jobs import publisher
 
+    publisher.flush(30.0)
     saved = {key: app.conf[key] for key in conf}
     app.conf.update(**conf)
     _drop_pools(app)

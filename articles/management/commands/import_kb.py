@@ -1,19 +1,31 @@
+import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from articles.ingest import IngestError
-from articles.services import articles_import_paths, index_resync, knowledge_base_get_or_create
+from articles.jobs import index_sync_start
+from articles.models import IndexSyncJob, SyncStatus
+from articles.services import articles_import_paths, index_sync_job_run, knowledge_base_get_or_create
+
+POLL_S = 0.5
 
 
 class Command(BaseCommand):
-    help = "Import FAQ (CSV/JSON/Markdown), PDF and HTML files into a knowledge base, all or nothing."
+    help = (
+        "Import FAQ (CSV/JSON/Markdown), PDF and HTML files into a knowledge base, all or nothing. The files "
+        "are read and written here; embedding them is a re-sync job for the workers (progress on the ops page)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--kb", required=True, help="knowledge base slug (created if missing)")
         parser.add_argument("--name", help="display name when the knowledge base is created")
         parser.add_argument("--no-index", action="store_true", help="import without embedding (run resync_index later)")
+        parser.add_argument("--no-wait", action="store_true",
+                            help="queue the embedding for the workers and return at once")
+        parser.add_argument("--worker-grace", type=float, default=20.0, metavar="SECONDS",
+                            help="embed here if no worker has taken the job after this long (default 20)")
         parser.add_argument("paths", nargs="+", type=Path)
 
     def handle(self, *args, **options):
@@ -27,9 +39,39 @@ class Command(BaseCommand):
                 report = articles_import_paths(knowledge_base=kb, paths=options["paths"], reindex=False)
         except IngestError as exc:
             raise CommandError(f"Import failed, nothing was written: {exc}") from exc
-        if not options["no_index"]:
-            report.chunks_indexed = index_resync(knowledge_base=kb)
         self.stdout.write(
             f"{kb.slug}: {len(report.created)} created, {len(report.updated)} updated, "
-            f"{len(report.unchanged)} unchanged, {report.chunks_indexed} chunks indexed"
+            f"{len(report.unchanged)} unchanged"
         )
+        if options["no_index"]:
+            return
+        job = index_sync_start(knowledge_base=kb)  # the outbox: a row, sent to the workers on commit
+        if options["no_wait"]:
+            self.stdout.write(f"{kb.slug}: index re-sync job {job.pk} queued for the workers (progress on the ops page)")
+            return
+        job = self._wait(job, slug=kb.slug, grace_s=options["worker_grace"])
+        if job.status == SyncStatus.FAILED:
+            raise CommandError(f"Index re-sync job {job.pk} failed: {job.error}")
+        self.stdout.write(f"{kb.slug}: {job.done} articles embedded (job {job.pk})")
+
+    def _wait(self, job: IndexSyncJob, *, slug: str, grace_s: float) -> IndexSyncJob:
+        """Follow the job row to its end, printing progress. A job no worker has taken after `grace_s`
+        (no worker running, broker down) is run here, through the same claim, so it runs once."""
+        started, shown = time.monotonic(), None
+        while True:
+            job.refresh_from_db()
+            if job.status in (SyncStatus.DONE, SyncStatus.FAILED):
+                return job
+            if job.status == SyncStatus.QUEUED and time.monotonic() - started >= grace_s:
+                self.stdout.write(f"no worker took job {job.pk} within {grace_s:g} s; embedding here")
+                try:
+                    index_sync_job_run(job_id=job.pk)
+                except Exception:
+                    job.refresh_from_db()
+                    if job.status != SyncStatus.FAILED:  # not an embedding failure the row records
+                        raise
+                continue
+            if job.status == SyncStatus.RUNNING and (job.done, job.total) != shown:
+                shown = (job.done, job.total)
+                self.stdout.write(f"{slug}: {job.done}/{job.total} articles")
+            time.sleep(POLL_S)

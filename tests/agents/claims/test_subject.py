@@ -19,6 +19,7 @@ def at(text: str, value: str):
     ("Trial 30 costs $9 a week.", "$9", {"trial 30"}),
     ("The front desk at Quarry Quay opens at 07:00.", "07:00", {"front", "desk", "quarri", "quay"}),  # a name after "at"
     ("Emergency: urgent visit, weekdays £85.", "£85", {"urgent", "visit"}),
+    ("You can return a gift card up to 14 days after purchase.", "14 days", {"gift", "card"}),  # what you act on
 ])
 def test_the_subject_is_the_noun_phrase_before_the_verb_or_label(text, value, expected):
     assert at(text, value) == frozenset(expected)
