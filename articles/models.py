@@ -50,6 +50,11 @@ class Article(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     modified_at = models.DateTimeField(auto_now=True)
+    # The title as a tsvector, kept by PostgreSQL, so a search over a knowledge base's titles (the
+    # conflict queue's) compares stored vectors instead of parsing every title per query.
+    title_vector = models.GeneratedField(
+        expression=SearchVector("title", config="english"), output_field=SearchVectorField(), db_persist=True
+    )
 
     class Meta:
         constraints = [

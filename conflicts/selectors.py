@@ -38,9 +38,10 @@ import datetime as dt  # noqa: E402
 import json  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-from django.contrib.postgres.search import SearchQuery, SearchVector  # noqa: E402
+from django.contrib.postgres.expressions import ArraySubquery  # noqa: E402
+from django.contrib.postgres.search import SearchQuery  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.db.models import Aggregate, Count, F, FloatField, Q, Sum  # noqa: E402
+from django.db.models import Aggregate, BooleanField, Count, F, FloatField, Func, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -184,12 +185,27 @@ def snoozed_q(moment: dt.datetime) -> Q:
 
 def _text_search_q(*, knowledge_base: KnowledgeBase, query: str) -> Q:
     """Conflicts whose explanation or passages match (the GIN-indexed generated tsvector), or whose
-    articles' titles or refs do (one pass over this knowledge base's articles, a small table)."""
+    articles' titles (their stored tsvector) or refs do.
+
+    The articles come in as `= ANY(ARRAY(subquery))`, not `IN (subquery)`: PostgreSQL estimates a
+    hashed IN-subplan at half the rows, so a word no conflict contains made it walk the whole queue
+    index; with ANY(ARRAY) the estimate follows the text match, so a rare word is a BitmapOr of the three
+    indexes and a common one a walk of the queue index that stops at the page's last row."""
     words = SearchQuery(query, search_type="websearch", config="english")
-    articles = Article.objects.annotate(title_vector=SearchVector("title", config="english")).filter(
-        Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base
-    ).values("pk")
-    return Q(search_vector=words) | Q(article_low__in=articles) | Q(article_high__in=articles)
+    articles = ArraySubquery(
+        Article.objects.filter(Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base)
+        .order_by()
+        .values("pk")
+    )
+    return Q(search_vector=words) | Q(_EqualsAny(F("article_low_id"), articles)) | Q(_EqualsAny(F("article_high_id"), articles))
+
+
+class _EqualsAny(Func):
+    """`column = ANY(array)`, a condition (Django's `__in` with a subquery writes `IN (subquery)`)."""
+
+    arg_joiner = " = ANY("
+    template = "%(expressions)s)"
+    output_field = BooleanField()
 
 
 def _queue_filters(

@@ -113,6 +113,29 @@ def test_text_search_uses_words_stems_passages_titles_and_refs(client, kb, artic
     assert get("nothing-like-this") == []
 
 
+def test_text_search_follows_a_renamed_article_and_counts_leave_out_snoozed_ones(client, kb, articles, reviewer):
+    """Titles are searched through a tsvector PostgreSQL keeps with the row: a renamed article is found by its
+    new title at once (and no longer by the old one). The tab counts under a search leave out snoozed conflicts,
+    as the Open tab's rows do, and count them under "snoozed only"."""
+    a = articles
+    first = make_conflict(kb, a[0], a[1], explanation="Fares differ.")
+    second = make_conflict(kb, a[0], a[2], explanation="Fares differ again.")
+    make_conflict(kb, a[3], a[4], explanation="Opening hours differ.")
+    make_article(kb, "faq-0", "Body number 0.", title="Parcel lockers", index=False)  # renamed through the service
+    client.force_login(reviewer)
+
+    def search(q, **extra):
+        context = client.get(reverse("conflict_queue"), {"q": q, **extra}).context
+        return sorted(c.pk for c in context["conflicts"]), context["tabs"][0]["count"]
+
+    assert search("lockers") == (sorted([first.pk, second.pk]), 2)  # stemmed, in the new title
+    assert search("Article 0") == ([], 0)
+    Conflict.objects.filter(pk=second.pk).update(snoozed_until=timezone.now() + dt.timedelta(days=2))
+    assert search("lockers") == ([first.pk], 1)
+    assert search("lockers", snoozed="1") == ([second.pk], 1)
+    assert search("hours") == ([c.pk for c in Conflict.objects.filter(explanation__startswith="Opening")], 1)
+
+
 def test_filters_by_type_text_and_article(client, kb, articles, reviewer):
     a = articles
     price = make_conflict(kb, a[0], a[1], type="price", explanation="fares differ")
