@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .stance import NEGATION_RE
-from .subject import Relation, phrase_stems, relation, subject_of
+from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
@@ -276,6 +276,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if scopes_differ(scope_a, scope_b):
         return None
+    # Statements about different things ("Basic Mobile is activated in the app" / "Home Phone is switched on
+    # by an engineer") can both hold; the value comparison checks each value's own subject instead.
+    statements_apart = relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) is Relation.DIFFERENT
     damping = 1.0
     if scope_a.has_exception or scope_b.has_exception:
         damping *= 0.8
@@ -303,7 +306,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-    if ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP or _denies_what_other_affirms(a, b, similarity))
+    if not statements_apart and ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
+                                  or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
         opposite = a.negative != b.negative or {a.modality, b.modality} == {"required", "optional"}
         if opposite and a.negative != b.negative:
@@ -325,9 +329,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
             found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))
     crossed = (a.channels_denied & b.channels_affirmed) | (b.channels_denied & a.channels_affirmed)
-    if similarity >= CHANNEL_MIN_SIMILARITY and crossed:
+    if similarity >= CHANNEL_MIN_SIMILARITY and crossed and not statements_apart:
         found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
-    if (similarity >= CHANNEL_MIN_SIMILARITY and a.channels and b.channels and not a.channels & b.channels
+    if (similarity >= CHANNEL_MIN_SIMILARITY and a.channels and b.channels and not a.channels & b.channels and not statements_apart
             and (scope_a.restricts or scope_b.restricts or "required" in (a.modality, b.modality))):
         found.append(Contradiction("procedure", damping * 0.75, ", ".join(sorted(a.channels)).replace("_", " "),
                                    ", ".join(sorted(b.channels)).replace("_", " "), a, b))

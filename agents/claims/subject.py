@@ -161,11 +161,20 @@ def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=16384)
+def statement_subject(text: str) -> frozenset[str] | None:
+    """What a whole claim is about: the noun phrase before its first verb, when a verb (not a label) ends it."""
+    end = SUBJECT_END_RE.search(text)
+    if end is None or LABEL_END_RE.match(end.group()):
+        return None
+    return _noun_phrase(text[:end.start()])
+
+
 def _noun_phrase(phrase: str) -> frozenset[str] | None:
     if ADVERBIAL_OPENING_RE.match(phrase):
         return None
     words = WORD_RE.findall(phrase)
-    return (_stems(words) or None) if len(words) <= MAX_SUBJECT_WORDS else None
+    return (_stems(_head_phrase(words)) or None) if len(words) <= MAX_SUBJECT_WORDS else None
 
 
 def _short_phrase(phrase: str) -> frozenset[str] | None:

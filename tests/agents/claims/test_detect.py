@@ -78,6 +78,8 @@ AGREEING = {
     "return and one way": ("Station shuttle (return): £18.", "The shuttle costs £9 each way."),
     "hours of other days in one claim": ("The pool is open weekdays 07:00-21:00 and at weekends 09:00-17:00.",
                                          "Saturday and Sunday: the pool opens 09:00-17:00."),
+    "how different products are switched on": ("Lite Broadband is switched on in the app under Services.",
+                                               "Max Broadband is switched on by an engineer at your home, never in the app."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
 }
