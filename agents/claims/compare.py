@@ -240,6 +240,13 @@ def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) 
     return relation(*titles) is not Relation.DIFFERENT
 
 
+def _each_names_its_own_page(a: ClaimFacts, name_a: str, b: ClaimFacts, name_b: str) -> bool:
+    def in_title(facts: ClaimFacts, name: str) -> bool:
+        title = facts.claim.context.split(" \u2014 ", 1)[0].lower()
+        return all(word in title for word in re.findall(r"[a-z0-9']+", name.lower()))
+    return in_title(a, name_a) and in_title(b, name_b)
+
+
 def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
@@ -272,6 +279,8 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
+        if _each_names_its_own_page(a, near_copy[1], b, near_copy[2]):
+            return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if scopes_differ(scope_a, scope_b):

@@ -116,6 +116,15 @@ def test_a_heading_scopes_the_claims_under_it(vectors):
     assert found(articles, vectors) == []
 
 
+def test_a_template_sentence_on_each_products_own_page_is_no_name_swap(vectors):
+    articles = pair("Our Lite Broadband team answers every message sent through the chat in the app.",
+                    "Our Max Broadband team answers every message sent through the chat in the app.",
+                    first_title="Lite Broadband: support", second_title="Max Broadband: support")
+    assert found(articles, vectors) == []
+    edited_copy = pair(articles[0].body, articles[1].body, first_title="Support", second_title="Support team")
+    assert [f.type for f in found(edited_copy, vectors)] == ["other"]
+
+
 def test_sibling_pages_from_one_template_do_not_conflict(vectors):
     # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
     articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
