@@ -238,6 +238,17 @@ SYNTHESIS_SCHEMA: dict = {
     "additionalProperties": False,
 }
 
+
+
+def synthesis_schema(focus: tuple[str, str] | None) -> dict:
+    """With focus sources the winner is one of them or "cannot tell": a server that follows the schema's
+    grammar can write nothing else (Gemma 3 270M otherwise names "yes" or a person)."""
+    if not focus:
+        return SYNTHESIS_SCHEMA
+    winner = {"type": "string", "enum": [*focus, CANNOT_TELL]}
+    return dict(SYNTHESIS_SCHEMA, properties=dict(SYNTHESIS_SCHEMA["properties"], winner=winner))
+
+
 COT_SYSTEM = (
     "Answer the question using the sources and your background knowledge. The sources may contradict each "
     "other: some may be outdated, false, not yet in force, or about a different entity sharing the name. "

@@ -29,11 +29,11 @@ from agents.macr.prompts import (
     PROVISIONAL_SCHEMA,
     PROVISIONAL_SCHEMA_NAME,
     PROVISIONAL_SYSTEM,
-    SYNTHESIS_SCHEMA,
     SYNTHESIS_SCHEMA_NAME,
     SYNTHESIS_SYSTEM,
     date_line,
     quote_sources,
+    synthesis_schema,
 )
 from agents.macr.reasoner import suggest
 from agents.macr.rules import ConflictPair, Rule
@@ -285,7 +285,7 @@ def synthesize(
     if focus:
         parts.append(f"Focus sources (say which is right): {focus[0]} and {focus[1]}")
     parsed = json_call(meter=meter, step="synthesis", config=config, system=SYNTHESIS_SYSTEM, user="\n\n".join(parts),
-                       schema=SYNTHESIS_SCHEMA, schema_name=SYNTHESIS_SCHEMA_NAME)
+                       schema=synthesis_schema(focus), schema_name=SYNTHESIS_SCHEMA_NAME)
     winner: str | None = None
     if focus:
         raw = parsed["winner"].strip()

@@ -1,6 +1,8 @@
 """MACR end to end against the scripted server: rules decide, the LLM fills gaps, failures leave no suggestion."""
 from __future__ import annotations
 
+import json
+
 import datetime as dt
 
 import numpy as np
@@ -139,6 +141,22 @@ def test_a_synthesis_naming_an_unknown_article_is_not_believed(scripted_llm):
     result = run(scripted_llm)
     assert result.suggestion is None
     assert "kb-999" in result.failure and result.failure.startswith("synthesis:")
+
+
+def test_the_synthesis_schema_allows_only_the_focus_sides_or_cannot_tell(scripted_llm):
+    from agents.macr.prompts import CANNOT_TELL, synthesis_schema
+
+    requests = []
+
+    def answer(request):
+        requests.append(request)
+        return {"explanation": "x", "answer": "€29", "winner": FOCUS[1], "proposed_edit": "", "confidence": 0.9}
+
+    scripted_llm.respond = scripted({"macr_synthesis": answer})
+    run(scripted_llm)
+    sent = json.dumps(requests[-1])
+    assert json.dumps([*FOCUS, CANNOT_TELL]) in sent  # the enum reaches the server, whose grammar then holds it
+    assert synthesis_schema(None)["properties"]["winner"] == {"type": "string"}
 
 
 def test_no_rule_fits_so_the_llm_judges_provisionally_and_feeds_back_to_the_observer(scripted_llm):
