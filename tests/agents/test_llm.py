@@ -200,6 +200,7 @@ def test_sample_texts_asks_for_n_choices_and_sums_their_logprobs(scripted_llm):
     assert request["n"] == 3 and request["logprobs"] is True
     assert request["temperature"] == 0.7 and request["top_p"] == 0.95
     assert "response_format" not in request
+    assert request["stop"] == ["\n"]  # one short phrase on one line
 
 
 def test_sample_texts_asks_again_when_the_endpoint_ignores_n(scripted_llm):
