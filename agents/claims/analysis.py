@@ -95,7 +95,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
         affirmed, denied = channel_stances(claim.text)
         negative = is_negative(claim.text)
-        # A table cell is about its row and column as much as its text ("Consultation", "Price": "€58").
+        # A table cell is about its row and column as much as its text ("Guided tour", "Price": "€18").
         content = content_stems(strip_negation(f"{claim.label} {claim.column} {claim.text}" if claim.label else claim.text))
         denied_stems = frozenset(stem(w) for w in denied_words(claim.text)) - DENIAL_FILLER
         answer = YES_NO_RE.match(claim.text) if claim.question else None

@@ -285,7 +285,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if scopes_differ(scope_a, scope_b):
         return None
-    # Statements about different things ("Basic Mobile is activated in the app" / "Home Phone is switched on
+    # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.
     statements_apart = relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) is Relation.DIFFERENT
     damping = 1.0

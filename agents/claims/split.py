@@ -26,8 +26,8 @@ class Claim:
     end: int
     text: str  # body[start:end], exactly
     context: str  # heading / answered question / title: qualifies the claim, never quoted
-    label: str = ""  # a table cell's row label ("Hot Desk"): what the cell's value is of
-    column: str = ""  # a table cell's column header ("Meeting room time"): what the value is
+    label: str = ""  # a table cell's row label ("Corner office"): what the cell's value is of
+    column: str = ""  # a table cell's column header ("Parking included"): what the value is
     question: str = ""  # the question this claim answers (the line before it, or a title that asks)
 
 
@@ -87,7 +87,7 @@ def _cells(line: str, base: int) -> list[tuple[int, int, str]]:
 
 def _table_claims(line: str, base: int, header: list[str], heading: str, index: int) -> list[Claim]:
     """A table row as one claim per value cell: its context is the row's label and the column's header
-    ("Hot Desk, Meeting room time included"), so "| Hot Desk | 4 hours |" aligns with "Hot Desk: 2 hours"."""
+    ("Corner office, Parking included"), so "| Corner office | 4 hours |" aligns with "Corner office: 2 hours"."""
     cells = _cells(line, base)
     if len(cells) < 2:
         return []

@@ -1,9 +1,9 @@
-"""What a value is said of: the subject of the clause that states it ("Saver tickets" in "Saver tickets
-can be changed until 24 hours before departure").
+"""What a value is said of: the subject of the clause that states it ("Day passes" in "Day passes
+can be changed until 24 hours before the visit").
 
 Two values of one kind conflict only when they are said of the same thing. Subjects compared as stems of
-their content words: each naming something the other does not ("Flex tickets" / "Saver tickets",
-"campervans and trailers" / "cars and motorcycles") are different things; one naming more than the other
+their content words: each naming something the other does not ("gold passes" / "silver passes",
+"school visits" / "group bookings") are different things; one naming more than the other
 ("a replacement card" / "the card") is a narrower case of it, a weaker conflict; either saying nothing
 ("it", "you") decides nothing. General English only: the subject ends at the first verb or label mark.
 """
@@ -21,10 +21,10 @@ from .scope import DAYS, MONTHS
 # Days and months scope a claim (see scope.py); they never say what a value is of.
 CALENDAR_WORDS = frozenset(DAYS) | frozenset(f"{d}s" for d in DAYS) | frozenset(MONTHS) | {"weekday", "weekdays", "weekend", "weekends", "daily"}
 
-# A clause ends at a semicolon, a sentence end or a contrasting conjunction: "Flex … free, while Saver …".
+# A clause ends at a semicolon, a sentence end or a contrasting conjunction: "gold … free, while silver …".
 CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(?:so|and|or|which|because)\b", re.I)
 # The subject ends at the first verb (auxiliaries and the verbs prices, rules and schedules are stated
-# with) or at a label mark ("Young card holders (aged 16 to 25): 20% off").
+# with) or at a label mark ("Junior members (aged 12 to 17): 20% off").
 LABEL_END_RE = re.compile(r"[:(=|]|\s[-\u2013\u2014]\s")
 COLON_RE = re.compile(":")
 LABEL_MAX_WORDS_TO_VALUE = 3  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
@@ -69,7 +69,7 @@ def _stems(words: list[str]) -> frozenset[str]:
         lowered = word.lower()
         if lowered in EMPTY_WORDS or lowered in STOPWORDS or lowered in CALENDAR_WORDS:
             continue
-        # "Fibre 500": a name with its number is one word ("fibre 500"), compared whole.
+        # "Tier 3": a name with its number is one word ("tier 3"), compared whole.
         head, _, number = lowered.partition(" ")
         out.add(_stemmer.stemWord(head) + (f" {number}" if number else ""))
     return frozenset(out)
@@ -83,7 +83,7 @@ def _subject_after(text: str, start: int, position: int) -> frozenset[str] | Non
 @functools.lru_cache(maxsize=16384)
 def subject_of(text: str, position: int) -> frozenset[str] | None:
     """Stems of what the value at text[position] is said of: its clause's subject, and for a discount what
-    it is off ("Groups: 15% off Flex fares" is said of groups and Flex fares)."""
+    it is off ("Groups: 15% off gold passes" is said of groups and gold passes)."""
     attributive = FREE_NOUN_RE.match(text, position)
     if attributive:  # "our free shuttle runs …": what is free is the noun it qualifies
         named = _short_phrase(SUBJECT_END_RE.split(attributive.group(1), maxsplit=1)[0])
@@ -112,7 +112,7 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
         aside = clause[opened + 1:].rsplit(", ", 1)[-1]
         if WORD_RE.search(aside):
             return _short_phrase(aside)
-        clause = clause[:opened] + ":"  # "A Hot Desk (€175 a month)": what comes before labels the value
+        clause = clause[:opened] + ":"  # "A corner office (€640 a month)": what comes before labels the value
     colon = clause.rfind(":")
     if colon > 0:
         label, between = clause[:colon], clause[colon + 1:]
@@ -139,7 +139,7 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
         return None
     words = _head_phrase(words)
     if not _stems(words) and not PAYER_VERB_RE.fullmatch(end.group()):
-        # "You can cancel a Flex ticket up to 2 hours before": a pronoun acts; what it acts on is the subject.
+        # "You can cancel a gold pass up to 2 hours before": a pronoun acts; what it acts on is the subject.
         acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES][1:]
         return _stems(_head_phrase(acted_on)) or None
     if PAYER_VERB_RE.fullmatch(end.group()):
@@ -156,7 +156,7 @@ def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
         words = words[1:]
     for index, word in enumerate(words):
         if word.lower() in PREPOSITIONS:
-            # Names after the preposition still say which one: "the ticket office at Quarry Quay".
+            # Names after the preposition still say which one: "the ticket office at Elm Square".
             return words[:index] + [w for w in words[index + 1:] if w[:1].isupper()]
     return words
 
@@ -193,7 +193,7 @@ NAMED_NOUN_RE = re.compile(r"((?:[A-Z][\w'\-]*\s+){1,3})([A-Za-z][\w'\-]*)")
 
 
 def named_mentions(text: str, known: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """`known` updated with the nouns `text` names ("Young Traveller card": card -> young, travel), so a
+    """`known` updated with the nouns `text` names ("Green Rider card": card -> green, rider), so a
     later bare "the card" in the same article can be read as the one last named."""
     out = dict(known)
     for match in NAMED_NOUN_RE.finditer(text):
@@ -216,7 +216,7 @@ def resolved(subject: frozenset[str] | None, mentions: dict[str, frozenset[str]]
 
 
 def label_subject(label: str) -> frozenset[str] | None:
-    """A table row's label as the subject of its cells ("Consultation (15 minutes)" is a consultation)."""
+    """A table row's label as the subject of its cells ("Guided tour (90 minutes)" is a guided tour)."""
     return phrase_stems(PARENTHESES_RE.sub(" ", label)) or None
 
 
@@ -230,7 +230,7 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
         return Relation.UNKNOWN
     only_a, only_b = subject_a - subject_b, subject_b - subject_a
     if only_a and only_b:
-        # Contrasting modifiers of one noun ("Flex tickets" / "Saver tickets") name different things;
+        # Contrasting modifiers of one noun ("gold passes" / "silver passes") name different things;
         # subjects with no word in common may be the same thing said in other words ("drivers" / "the car").
         if subject_a & subject_b or min(_weight(subject_a), _weight(subject_b)) >= DISJOINT_MIN_WORDS:
             return Relation.DIFFERENT
