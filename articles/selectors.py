@@ -1,7 +1,6 @@
 """Reads of the knowledge base. Every selector takes the knowledge base, so isolation is the default."""
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 

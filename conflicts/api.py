@@ -20,7 +20,7 @@ from ninja.throttling import BaseThrottle
 from pydantic import AfterValidator
 
 from conflicts import selectors, services
-from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, ConflictStatus, DetectionOutcome, TokenScope, Turn
+from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, DetectionOutcome, TokenScope, Turn
 from conflicts.services.turns import RetrievedRef
 from kbreview.middleware import database_unavailable_response
 from kbreview.input_limits import (

@@ -106,12 +106,12 @@ def _parse_cursor(raw: str, fields: list[str]) -> list | None:
         if not isinstance(values, list) or len(values) != len(fields):
             return None
         parsed = []
-        for field, value in zip(fields, values):
+        for name, value in zip(fields, values):
             if value is None:
                 parsed.append(None)
-            elif field in ("last_seen", "reviewed_at"):
+            elif name in ("last_seen", "reviewed_at"):
                 parsed.append(dt.datetime.fromisoformat(value))
-            elif field == "impact":
+            elif name == "impact":
                 parsed.append(float(value))
             else:
                 parsed.append(int(value))

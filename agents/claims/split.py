@@ -13,7 +13,6 @@ SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u2
 # "e.g. Foo", "No. 5", "St. Mary", "J. Smith": a dot that ends an abbreviation or an initial.
 ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
 NUMBER_ABBREVIATION_RE = re.compile(r"\bno\.$", re.I)  # "No. 5" abbreviates; "…: no. The hall …" ends a sentence
-ANSWER_OPENING_RE = re.compile(r"^(?:yes|no|sorry|unfortunately|absolutely|of course)\b", re.I)
 MIN_CLAIM_CHARS = 12
 MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
 MAX_CLAIMS = 400  # per article: a check's cost stays bounded whatever is imported
