@@ -228,7 +228,7 @@ def _payload(event: NotificationEvent, conflict: Conflict, kb: KnowledgeBase, de
             "type": conflict.type,
             "explanation": conflict.explanation,
             "articles": [{"ref": articles[pk][0], "title": articles[pk][1]}
-                         for pk in (conflict.article_low_id, conflict.article_high_id)],
+                         for pk in (conflict.article_low_id, conflict.article_high_id) if pk is not None],
             "times_seen": conflict.times_seen,
             "times_cited": conflict.times_cited,
             "assignee": conflict.assignee.get_username() if conflict.assignee_id else None,

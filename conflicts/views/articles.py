@@ -22,7 +22,7 @@ from conflicts import selectors
 from conflicts.forms import ArticleEditForm
 from conflicts.permissions import allows, kb_view
 from conflicts.views.common import get_in_kb_or_404, query_string, render_page
-from conflicts.views.display import diff_html, render_markdown, stale_message
+from conflicts.views.display import diff_html, render_markdown, stale_message, with_explanations
 
 PAGE_SIZE = 50
 
@@ -76,6 +76,9 @@ def article_context(request, article: Article, *, edit_form=None, error: str = "
         "deleted": article.status == ArticleStatus.DELETED,
         "version_diff": _version_diff(request, article, versions),
         "conflicts": selectors.conflicts_for_article(knowledge_base=request.kb, article_id=article.pk),
+        "model_disagreements": with_explanations(
+            selectors.model_disagreements_for_article(knowledge_base=request.kb, article_id=article.pk)
+        ),
         "can_review": allows(request, Role.REVIEWER),
         "edit_form": edit_form
         or ArticleEditForm(

@@ -69,14 +69,18 @@ def with_titles(*, text: str, titles: dict[str, str]) -> str:
 
 
 def conflict_explanation(conflict) -> str:
-    """A conflict's explanation naming the two articles by title."""
+    """A conflict's explanation naming its articles (two, or one for a one-article finding) by title."""
     return with_titles(
         text=conflict.explanation,
-        titles={
-            conflict.article_low.external_ref: conflict.article_low.title,
-            conflict.article_high.external_ref: conflict.article_high.title,
-        },
+        titles={a.external_ref: a.title for a in (conflict.article_low, conflict.article_high) if a is not None},
     )
+
+
+def with_explanations(conflicts: list) -> list:
+    """The conflicts, each with `explanation_display` (conflict_explanation) for a list template."""
+    for conflict in conflicts:
+        conflict.explanation_display = conflict_explanation(conflict)
+    return conflicts
 
 
 @dataclass

@@ -20,7 +20,7 @@ from conflicts.services.review import (
     conflicts_bulk,
 )
 from conflicts.views.common import query_string, render_page
-from conflicts.views.display import conflict_explanation
+from conflicts.views.display import with_explanations
 
 PAGE_SIZE = 25
 
@@ -52,9 +52,7 @@ def queue_context(
     page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
     params = _url_params(filters)
     base = reverse("conflict_queue")
-    conflicts = page.conflicts
-    for conflict in conflicts:
-        conflict.explanation_display = conflict_explanation(conflict)
+    conflicts = with_explanations(page.conflicts)
     tabs = [
         {
             "status": status,
