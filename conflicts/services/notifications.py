@@ -302,8 +302,11 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
 
 def notify_conflict_sighting(*, conflict: Conflict) -> NotificationEvent | None:
     """Called by detection after counting a sighting: a conflict never reviewed that has now reached the
-    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once."""
+    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once. A snoozed
+    conflict is not announced while it sleeps; the service that wakes it calls this again."""
     if conflict.status != ConflictStatus.OPEN or conflict.reviewed_at is not None:
+        return None
+    if conflict.snoozed_at(timezone.now()):
         return None
     config = notification_settings_for(conflict.knowledge_base_id)
     if conflict.times_seen < config.min_seen and conflict.times_cited < config.min_cited:

@@ -20,7 +20,7 @@ from conflicts.models import (
     ConflictSubstatus,
     ReviewWinner,
 )
-from conflicts.services.notifications import notify_assignment, notify_regression
+from conflicts.services.notifications import notify_assignment, notify_conflict_sighting, notify_regression
 from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
@@ -354,6 +354,7 @@ def conflict_unsnooze(*, conflict: Conflict, actor=None, note: str = "Snooze end
         locked.snoozed_until = locked.snoozed_until_seen = None
         locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
         _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
+        notify_conflict_sighting(conflict=locked)  # reached the threshold while asleep: announced now
     return locked
 
 
@@ -375,6 +376,7 @@ def conflicts_snooze_expire(*, now: dt.datetime | None = None) -> int:
             _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED,
                            note=f"Snooze ended: {timezone.localtime(until):%Y-%m-%d %H:%M} has passed.",
                            until=until.isoformat())
+            notify_conflict_sighting(conflict=locked)
             ended += 1
     return ended
 
