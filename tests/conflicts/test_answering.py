@@ -146,5 +146,22 @@ def test_the_playground_records_nothing(client, kb, capital, igd_server):
     answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
     client.force_login(make_user("rita", kb, role="reviewer"))
     response = client.post("/answer/playground/", {"question": QUESTION, "mode": "truth"})
-    assert response.status_code == 200 and 'id="playground-winner">memory<' in response.content.decode()
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="playground-winner">memory<' in html
+    assert 'id="playground-disagrees-with">faq-capital<' in html and "the answer path records this on the article" in html
     assert not Conflict.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_failure_to_record_the_finding_never_reaches_the_customer(api, kb, capital, igd_server, monkeypatch):
+    from django.db import connection
+
+    def database_fails(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")  # a real error from PostgreSQL, mid-transaction
+
+    monkeypatch.setattr("conflicts.services.disagreements.conflict_sighting_count", database_fails)
+    answer_settings_update(knowledge_base=kb, default_mode="truth", record_model_disagreements=True)
+    response = api({"question": QUESTION})
+    assert response.status_code == 200 and response.json()["reply"] == "Fredville"
+    assert Turn.objects.get(pk=response.json()["turn_id"]).reply == "Fredville"
+    assert not Conflict.objects.exists()  # the half-written finding was rolled back
