@@ -169,3 +169,17 @@ def test_claim_vectors_are_computed_once_per_article_text(vectors):
     assert encoded > 0
     detect_claim_conflicts(articles=list(reversed(articles)), now=NOW, vectors=store)
     assert store.encoded_texts == encoded
+
+
+def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _denies_what_other_affirms
+
+    def claim(text):
+        return analyse_text("Notes", text, 2026)[0]
+
+    denied = claim("Harbour passes are non-refundable, so plan your week before buying one at the kiosk.")
+    same_subject = claim("Harbour passes can be refunded up to a day before you travel.")
+    other_subject = claim("Parking permits can be refunded up to a day before you travel.")
+    assert _denies_what_other_affirms(denied, same_subject, 0.5)
+    assert not _denies_what_other_affirms(denied, other_subject, 0.5)
