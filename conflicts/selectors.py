@@ -19,6 +19,10 @@ def conflicts_for_turn(*, turn: Turn) -> QuerySet:
     )
 
 
+def conflicts_by_ids(*, knowledge_base: KnowledgeBase, ids) -> list[Conflict]:
+    return list(Conflict.objects.filter(knowledge_base=knowledge_base, pk__in=ids).order_by("pk"))
+
+
 def conflict_list(*, knowledge_base: KnowledgeBase, status: str | None = None) -> QuerySet:
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base).select_related("article_low", "article_high")
     if status:

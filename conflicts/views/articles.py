@@ -160,7 +160,7 @@ def article_restore_view(request, pk: int):
 @require_POST
 def article_version_restore_view(request, pk: int, version_pk: int):
     article = _article_or_404(request, pk)
-    version = ArticleVersion.objects.filter(article=article, pk=version_pk).first()
+    version = article_selectors.article_version_get(article=article, version_id=version_pk)
     if version is None:
         raise Http404("Unknown version.")
     try:
