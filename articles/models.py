@@ -475,6 +475,7 @@ class AuditAction(models.TextChoices):
     NOTIFICATION_SETTINGS_CHANGED = "notifications.settings", "Notification settings changed"
     NOTIFICATION_PREFERENCE_CHANGED = "notifications.preference", "E-mail preference changed"
     NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"
+    ANSWER_SETTINGS_CHANGED = "answer.settings", "Answer settings changed"
 
 
 class AuditEvent(models.Model):

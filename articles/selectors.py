@@ -13,7 +13,9 @@ from pgvector.django import CosineDistance
 
 from articles.claim_texts import matrix_from_bytes
 from articles.embeddings import embed_text
-from articles.models import Article, ArticleStatus, ArticleVersion, Chunk, KnowledgeBase, VersionClaimVectors
+from articles.models import (
+    Article, ArticleStatus, ArticleVersion, Chunk, IndexSyncJob, KnowledgeBase, Membership, VersionClaimVectors,
+)
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very first ranks
 CANDIDATES_PER_RANKER = 40
@@ -57,6 +59,27 @@ def articles_by_ref(*, knowledge_base: KnowledgeBase, refs: list[str]) -> dict[s
 
 def article_versions(*, article: Article) -> QuerySet:
     return ArticleVersion.objects.filter(article=article).select_related("author").order_by("-number")
+
+
+def article_version_get(*, article: Article, version_id: int) -> ArticleVersion | None:
+    return ArticleVersion.objects.filter(article=article, pk=version_id).first()
+
+
+def version_numbers(*, version_ids: list[int]) -> dict[int, int]:
+    """Version number by version id, for naming versions to people (v2, v3), never by database id."""
+    return dict(ArticleVersion.objects.filter(pk__in=version_ids).values_list("pk", "number"))
+
+
+def article_title(*, knowledge_base: KnowledgeBase, article_id: int) -> str:
+    return Article.objects.filter(knowledge_base=knowledge_base, pk=article_id).values_list("title", flat=True).first() or ""
+
+
+def membership_get(*, user, knowledge_base_id: int) -> Membership | None:
+    return Membership.objects.filter(user=user, knowledge_base_id=knowledge_base_id).select_related("knowledge_base").first()
+
+
+def latest_index_sync_job(*, knowledge_base: KnowledgeBase) -> IndexSyncJob | None:
+    return IndexSyncJob.objects.filter(knowledge_base=knowledge_base).order_by("-created_at").first()
 
 
 def stale_articles(*, knowledge_base: KnowledgeBase) -> QuerySet:

@@ -189,7 +189,13 @@ def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) 
     if similarity < POLARITY_LOOSE_MIN_SIMILARITY or a.negative == b.negative:
         return False
     negative, positive = (a, b) if a.negative else (b, a)
-    return len(negative.denied & positive.content) >= POLARITY_LOOSE_MIN_DENIED
+    shared = negative.denied & positive.content
+    if len(shared) >= POLARITY_LOOSE_MIN_DENIED:
+        return True
+    # One word denied of the very thing the other affirms it of ("Gold passes are non-transferable" /
+    # "Gold passes can be transferred"): the statements' subjects share their words.
+    return bool(shared) and relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) in (
+        Relation.SAME, Relation.NARROWER)
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:

@@ -245,12 +245,7 @@ def conflict_record(
         if not occurrence_created:
             return conflict  # this turn was already counted (a retried task)
         conflict.detector = detector_merged(conflict.detector, detector)
-        point = impact_point(now)
-        conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
-        conflict.times_seen += 1
-        conflict.times_cited += int(citation != Citation.NEITHER)
-        conflict.last_seen = now
-        conflict_sighting_wake(conflict=conflict)  # a snooze "until seen N more times" ends here
+        conflict_sighting_count(conflict=conflict, citation=citation, moment=now)
         if created:
             _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
         # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).
@@ -265,6 +260,17 @@ def conflict_record(
         if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
             jobs.suggestion_enqueue(conflict_id=conflict.pk)
     return conflict
+
+
+def conflict_sighting_count(*, conflict: Conflict, citation: str, moment: dt.datetime) -> None:
+    """Count one more occurrence on the locked conflict (the caller saves it): times seen and cited, the
+    recency-decayed impact, last seen; a snooze "until seen N more times" that is now reached ends here."""
+    point = impact_point(moment)
+    conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
+    conflict.times_seen += 1
+    conflict.times_cited += int(citation != Citation.NEITHER)
+    conflict.last_seen = moment
+    conflict_sighting_wake(conflict=conflict)
 
 
 DETECTORS_FOUND = ("claims", "llm", "both")

@@ -125,6 +125,18 @@ def test_a_template_sentence_on_each_products_own_page_is_no_name_swap(vectors):
     assert [f.type for f in found(edited_copy, vectors)] == ["other"]
 
 
+def test_a_name_that_opens_a_claim_scopes_it_when_nothing_else_does(vectors):
+    # The heading makes the first claim about one fare; the second claim's opening word names another.
+    articles = pair("Cancellations made less than 24 hours before departure are not refunded.",
+                    "Rover tickets can be cancelled for a full refund until 2 hours before departure. "
+                    "We sell Thrift and Rover tickets online.",
+                    first_title="Refunds on a Thrift ticket", second_title="Cancelling a booking")
+    assert found(articles, vectors) == []
+    unnamed = pair(articles[0].body, "Tickets can be cancelled for a full refund until 2 hours before departure.",
+                   first_title="Refunds", second_title="Cancelling a booking")
+    assert [f.refs for f in found(unnamed, vectors)] == [("kb-1", "kb-2")]
+
+
 def test_sibling_pages_from_one_template_do_not_conflict(vectors):
     # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
     articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
@@ -157,3 +169,17 @@ def test_claim_vectors_are_computed_once_per_article_text(vectors):
     assert encoded > 0
     detect_claim_conflicts(articles=list(reversed(articles)), now=NOW, vectors=store)
     assert store.encoded_texts == encoded
+
+
+def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _denies_what_other_affirms
+
+    def claim(text):
+        return analyse_text("Notes", text, 2026)[0]
+
+    denied = claim("Harbour passes are non-refundable, so plan your week before buying one at the kiosk.")
+    same_subject = claim("Harbour passes can be refunded up to a day before you travel.")
+    other_subject = claim("Parking permits can be refunded up to a day before you travel.")
+    assert _denies_what_other_affirms(denied, same_subject, 0.5)
+    assert not _denies_what_other_affirms(denied, other_subject, 0.5)

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0009_article_title_vector'),
+        ('articles', '0010_audit_answer_settings'),
     ]
 
     operations = [
