@@ -122,7 +122,7 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
                 return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
-                return _named_same_thing(a, x, b, y)
+                return _named_same_thing(a, x, b, y) or _subject_relation(a, x, b, y) is Relation.SAME
             return _same_subject(a, x, b, y, similarity)
 
         pairs = [(x, y) for x in mine for y in theirs if comparable(x, y) and subject(x, y)]
