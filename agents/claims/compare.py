@@ -173,6 +173,9 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
     subject_a, subject_b = _subject(a, x), _subject(b, y)
     found = relation(subject_a, subject_b)
+    if found is Relation.NARROWER and relation(_subject(a, x, as_said=True), _subject(b, y, as_said=True)) is Relation.SAME:
+        # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
+        found = Relation.SAME
     if found is Relation.SAME and len(subject_a) == 1:
         # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
         title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
@@ -181,8 +184,9 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
     return found
 
 
-def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
-    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
+def _subject(facts: ClaimFacts, value: Value, *, as_said: bool = False) -> frozenset[str] | None:
+    subjects = facts.said_subjects if as_said else facts.subjects
+    return next((subject for other, subject in zip(facts.values, subjects) if other is value), None)
 
 
 def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
