@@ -119,6 +119,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
+            if kind == AGE:
+                return True  # an age limit is said of whoever is admitted: audiences are compared as scope
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
@@ -150,7 +152,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
-        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY:
+        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE:
+            # An age limit is said of whoever is admitted; the audience is compared as scope, not as a subject.
             strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said

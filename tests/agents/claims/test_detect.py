@@ -217,3 +217,17 @@ def test_a_loosely_aligned_denial_of_what_the_other_claim_permits_is_reported():
     assert hit is not None and hit.confidence >= REPORT_MIN_CONFIDENCE
     miss = compare_claims(denial, instructs, similarity=0.5, scope_a=denial_scope, scope_b=instructs_scope)
     assert miss is None or miss.confidence < REPORT_MIN_CONFIDENCE
+
+
+def test_age_limits_are_compared_whoever_each_sentence_names():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    limit, limit_scope = _claim("Evening workshops: minimum age 18.", title="Workshops and fees")
+    other, other_scope = _claim("Participants must be 17 or over.", title="Pottery for beginners")
+    hit = compare_claims(limit, other, similarity=0.6, scope_a=limit_scope, scope_b=other_scope)
+    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+    # Audiences on one axis still set two limits apart.
+    child, child_scope = _claim("Children must be 8 or over to join a workshop.")
+    adult, adult_scope = _claim("Adults must be 18 or over to join a workshop.")
+    assert compare_claims(child, adult, similarity=0.8, scope_a=child_scope, scope_b=adult_scope) is None
