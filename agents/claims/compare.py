@@ -255,6 +255,16 @@ def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) 
     return relation(*titles) is not Relation.DIFFERENT
 
 
+def _template_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """One template line on two sibling pages ("Front desk: <number>" on each branch's page): the claims read
+    the same once their values are masked, and the page titles name one kind of thing with different
+    modifiers ("North Street branch" / "Harbour Road branch"), so each value belongs to its own page."""
+    if " ".join(a.masked.lower().split()) != " ".join(b.masked.lower().split()):
+        return False
+    title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return bool(title_a & title_b) and relation(title_a, title_b) is Relation.DIFFERENT
+
+
 def _each_names_its_own_page(a: ClaimFacts, name_a: str, b: ClaimFacts, name_b: str) -> bool:
     def in_title(facts: ClaimFacts, name: str) -> bool:
         title = facts.claim.context.split(" \u2014 ", 1)[0].lower()
@@ -298,7 +308,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
-    if scopes_differ(scope_a, scope_b):
+    if scopes_differ(scope_a, scope_b) or _template_siblings(a, b):
         return None
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.

@@ -231,3 +231,12 @@ def test_age_limits_are_compared_whoever_each_sentence_names():
     child, child_scope = _claim("Children must be 8 or over to join a workshop.")
     adult, adult_scope = _claim("Adults must be 18 or over to join a workshop.")
     assert compare_claims(child, adult, similarity=0.8, scope_a=child_scope, scope_b=adult_scope) is None
+
+
+def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
+    siblings = pair("Front desk: 0161 496 0123\nWe open at 08:00 on weekdays.",
+                    "Front desk: 0161 496 0456\nWe open at 08:00 on weekdays.",
+                    first_title="Northgate studio", second_title="Riverside studio")
+    assert found(siblings, vectors) == []
+    one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
+    assert [f.type for f in found(one_studio, vectors)] == ["contact"]
