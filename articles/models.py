@@ -472,6 +472,7 @@ class AuditAction(models.TextChoices):
     WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret replaced"
     WEBHOOK_ENABLED = "webhook.enabled", "Webhook switched on"
     WEBHOOK_DISABLED = "webhook.disabled", "Webhook switched off"
+    WEBHOOK_DELETED = "webhook.deleted", "Webhook deleted"
     NOTIFICATION_SETTINGS_CHANGED = "notifications.settings", "Notification settings changed"
     NOTIFICATION_PREFERENCE_CHANGED = "notifications.preference", "E-mail preference changed"
     NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
-from .stance import NEGATION_RE
+from .stance import NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
@@ -22,6 +22,8 @@ POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
 POLARITY_MIN_WORDS = 4
 POLARITY_LOOSE_MIN_SIMILARITY = 0.45
+DENIAL_BASE_STRENGTH = 0.5
+DENIAL_WORD_STRENGTH = 0.05
 POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
@@ -122,7 +124,7 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
                 return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
-                return _named_same_thing(a, x, b, y)
+                return _named_same_thing(a, x, b, y) or _subject_relation(a, x, b, y) is Relation.SAME
             return _same_subject(a, x, b, y, similarity)
 
         pairs = [(x, y) for x in mine for y in theirs if comparable(x, y) and subject(x, y)]
@@ -339,7 +341,11 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             if a.channels or b.channels:
                 ctype = "procedure"
             strength = 0.5 + 0.5 * min(1.0, (similarity - POLARITY_MIN_SIMILARITY) / (1 - POLARITY_MIN_SIMILARITY))
-            found.append(Contradiction(ctype, damping * strength, a.claim.text, b.claim.text, a, b))
+            negative, positive = (a, b) if a.negative else (b, a)
+            if a.negative != b.negative and similarity < POLARITY_MIN_SIMILARITY and PERMISSION_RE.search(positive.claim.text):
+                # A denial of what the other claim permits: each word the denial shares with the other claim's statement is evidence of its own.
+                strength = max(strength, DENIAL_BASE_STRENGTH + DENIAL_WORD_STRENGTH * len(negative.denied & positive.content))
+            found.append(Contradiction(ctype, damping * min(1.0, strength), a.claim.text, b.claim.text, a, b))
     closed_open = (scope_a.days_closed & (scope_b.days - scope_b.days_closed)) or (scope_b.days_closed & (scope_a.days - scope_a.days_closed))
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
             found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))

@@ -144,6 +144,23 @@ def webhook_set_active(*, webhook: Webhook, active: bool, actor=None) -> Webhook
     return locked
 
 
+def webhook_delete(*, webhook: Webhook, actor=None) -> int:
+    """Delete a webhook. Its delivery log stays (the rows lose their link, not their history); deliveries
+    still queued are failed in the same transaction, so none is posted after the receiver was removed (one
+    being sent right now finishes). Returns how many queued deliveries were failed."""
+    with transaction.atomic():
+        locked = Webhook.objects.select_for_update().filter(pk=webhook.pk).first()
+        if locked is None:
+            return 0
+        cancelled = NotificationDelivery.objects.filter(
+            webhook=locked, status=DeliveryStatus.QUEUED
+        ).update(status=DeliveryStatus.FAILED, last_error="the webhook was deleted")
+        audit_event_record(action=AuditAction.WEBHOOK_DELETED, target=locked, knowledge_base=locked.knowledge_base,
+                           actor=actor, url=locked.url, pending_failed=cancelled)
+        locked.delete()
+    return cancelled
+
+
 def notification_settings_update(
     *, knowledge_base: KnowledgeBase, min_seen: int, min_cited: int, email_recipients: list[str], email_mode: str,
     actor=None,

@@ -183,3 +183,37 @@ def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
     other_subject = claim("Parking permits can be refunded up to a day before you travel.")
     assert _denies_what_other_affirms(denied, same_subject, 0.5)
     assert not _denies_what_other_affirms(denied, other_subject, 0.5)
+
+
+def test_loosely_aligned_values_count_when_said_of_the_same_named_thing():
+    # A table cell under a bare "Price" column has no words next to its value; its row label is its subject.
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _value_contradiction
+
+    cell = analyse_text("Fees", "| Service | Price |\n|---|---|\n| Full groom (45 minutes) | €38 |", 2026)[0]
+    same = analyse_text("Grooming", "A full groom with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
+    other = analyse_text("Grooming", "A nail trim with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
+    hit = _value_contradiction(cell, same, 0.55, heads_must_match=True)
+    assert hit is not None and hit[0] == "money" and (hit[2], hit[3]) == ("€38", "€32")
+    assert _value_contradiction(cell, other, 0.55, heads_must_match=True) is None
+
+
+def _claim(text, title="Notes"):
+    from agents.claims import _scope
+    from agents.claims.analysis import analyse_text
+
+    facts = analyse_text(title, text, 2026)[0]
+    return facts, _scope(facts, known=frozenset(), now=NOW)
+
+
+def test_a_loosely_aligned_denial_of_what_the_other_claim_permits_is_reported():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    denial, denial_scope = _claim("We can't accept gift cards or coupons at the till.")
+    permits, permits_scope = _claim("Good news: you can now pay with a gift card in every shop.")
+    instructs, instructs_scope = _claim("Show your gift card at the till before you pay.")
+    hit = compare_claims(denial, permits, similarity=0.5, scope_a=denial_scope, scope_b=permits_scope)
+    assert hit is not None and hit.confidence >= REPORT_MIN_CONFIDENCE
+    miss = compare_claims(denial, instructs, similarity=0.5, scope_a=denial_scope, scope_b=instructs_scope)
+    assert miss is None or miss.confidence < REPORT_MIN_CONFIDENCE

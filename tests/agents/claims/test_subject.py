@@ -54,3 +54,12 @@ def test_table_cells_are_claims_said_of_their_row_and_column():
                      ("£210", "Loft suite", "Price per night"), ("2 pm", "Loft suite", "Late check-out")]
     assert all(body[c.start:c.end] == c.text for c in claims)
     assert claims[-1].text == "Breakfast is served until 10:30." and not claims[-1].label
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    # An action done "to" something: the value is said of the action, not of where it leads.
+    ("You can switch to the Harbour plan at no charge.", "at no charge", {"switch", "harbour"}),
+    ("You can upgrade to a bigger locker for £3.", "£3", {"upgrad"}),
+])
+def test_a_value_said_of_an_action_towards_something_keeps_the_action(text, value, expected):
+    assert at(text, value) == frozenset(expected)
