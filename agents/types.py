@@ -33,6 +33,11 @@ ARTICLE_FINDING_TYPE_LABELS: dict[str, str] = {MODEL_DISAGREES: "Model disagrees
 RECORDED_TYPE_LABELS: dict[str, str] = {**CONFLICT_TYPE_LABELS, **ARTICLE_FINDING_TYPE_LABELS}
 
 
+# What the LLM is shown of an article for some pairs (agents.excerpts): the aligned claims only, as
+# claim index -> (its heading or the question it answers, its text exactly as in the body).
+ClaimsShown = dict[int, tuple[str, str]]
+
+
 @dataclass(frozen=True)
 class ArticleText:
     """One retrieved article as the detectors and MACR see it."""

@@ -435,7 +435,11 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         if leader.plan is not None and leader.plan.needs_llm and setup.batching:
             if _gate_join(run):
                 return run  # a worker gathering turns of this knowledge base judges this one with its own
-            company, deadline = _gather(run, setup=setup)
+            company, deadline, waited = _gather(run, setup=setup)
+            if waited:
+                # Verdicts recorded meanwhile (a batch that was in flight when this turn was planned) settle
+                # its pairs now: plan it again rather than ask the LLM for them a second time.
+                checks[0] = _check_plan(run, setup=setup, deadline=deadline)
             checks += company
         _judge(checks, setup=setup, deadline=deadline)
         return _record_all(checks, setup=setup)
@@ -474,11 +478,13 @@ def _gate_join(run: DetectionRun) -> bool:
     return True
 
 
-def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
+def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, bool]:
     """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones. Returns
-    them and the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls."""
+    them, the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls, and
+    whether this worker waited."""
     until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
-    if until > timezone.now():
+    waited = until > timezone.now()
+    if waited:
         DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
         _wait_until(until)
     cap = settings.DETECTION_BATCH_MAX_TURNS - 1
@@ -500,7 +506,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
                 waiting.exclude(pk__in=taken).values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
     runs = DetectionRun.objects.select_related("turn").filter(pk__in=taken).order_by("created_at", "pk")
     deadline = time.monotonic() + setup.timeout_s
-    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline
+    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline, waited
 
 
 def _wait_until(moment: dt.datetime) -> None:
