@@ -358,6 +358,8 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         after = text[match.end():match.end() + 25]
         is_digit = bool(re.match(r"\d", match.group(1)))
         span = match.span()
+        if is_digit and len(match.group(1)) == 2 and re.search(r"\b(?:1[5-9]|20)\d\d[/\-\u2013]$", text[:match.start(1)]):
+            continue  # the second half of "2026/27" or "2025-26": a season's years, not an amount
         # Ages: "aged 16", "16+", "over 18s", "18 years old".
         if is_digit and (AGE_BEFORE_RE.search(before) and singular in {"year", "yr", "and", "or", "+"}
                          or AGE_AFTER_RE.match(text[match.start(1) + len(match.group(1)):][:20])

@@ -144,6 +144,23 @@ def webhook_set_active(*, webhook: Webhook, active: bool, actor=None) -> Webhook
     return locked
 
 
+def webhook_delete(*, webhook: Webhook, actor=None) -> int:
+    """Delete a webhook. Its delivery log stays (the rows lose their link, not their history); deliveries
+    still queued are failed in the same transaction, so none is posted after the receiver was removed (one
+    being sent right now finishes). Returns how many queued deliveries were failed."""
+    with transaction.atomic():
+        locked = Webhook.objects.select_for_update().filter(pk=webhook.pk).first()
+        if locked is None:
+            return 0
+        cancelled = NotificationDelivery.objects.filter(
+            webhook=locked, status=DeliveryStatus.QUEUED
+        ).update(status=DeliveryStatus.FAILED, last_error="the webhook was deleted")
+        audit_event_record(action=AuditAction.WEBHOOK_DELETED, target=locked, knowledge_base=locked.knowledge_base,
+                           actor=actor, url=locked.url, pending_failed=cancelled)
+        locked.delete()
+    return cancelled
+
+
 def notification_settings_update(
     *, knowledge_base: KnowledgeBase, min_seen: int, min_cited: int, email_recipients: list[str], email_mode: str,
     actor=None,
@@ -228,7 +245,7 @@ def _payload(event: NotificationEvent, conflict: Conflict, kb: KnowledgeBase, de
             "type": conflict.type,
             "explanation": conflict.explanation,
             "articles": [{"ref": articles[pk][0], "title": articles[pk][1]}
-                         for pk in (conflict.article_low_id, conflict.article_high_id)],
+                         for pk in (conflict.article_low_id, conflict.article_high_id) if pk is not None],
             "times_seen": conflict.times_seen,
             "times_cited": conflict.times_cited,
             "assignee": conflict.assignee.get_username() if conflict.assignee_id else None,
@@ -302,8 +319,11 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
 
 def notify_conflict_sighting(*, conflict: Conflict) -> NotificationEvent | None:
     """Called by detection after counting a sighting: a conflict never reviewed that has now reached the
-    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once."""
+    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once. A snoozed
+    conflict is not announced while it sleeps; the service that wakes it calls this again."""
     if conflict.status != ConflictStatus.OPEN or conflict.reviewed_at is not None:
+        return None
+    if conflict.snoozed_at(timezone.now()):
         return None
     config = notification_settings_for(conflict.knowledge_base_id)
     if conflict.times_seen < config.min_seen and conflict.times_cited < config.min_cited:

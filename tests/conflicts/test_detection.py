@@ -96,3 +96,28 @@ def test_more_than_twenty_articles_are_capped(kb, llm_detection, settings):
     assert run.articles_checked == 20
     prompt = llm_detection.requests[0]["messages"][-1]["content"]
     assert "faq-19" in prompt and "faq-20" not in prompt and "faq-21" not in prompt
+
+
+@pytest.mark.django_db
+def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection, monkeypatch):
+    """The index sync stored the claim vectors of each version; a worker that has seen none of these texts
+    reads them instead of embedding. Only a version without stored vectors (never indexed) is embedded."""
+    from conflicts.services import detection
+    from tests.factories import make_article
+
+    make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired at the desk.")
+    make_article(kb, "web-prices", "Prices\n\nA day pass for the climbing wall costs €15. Chalk is sold at the desk.")
+    unindexed = make_article(kb, "faq-lockers", "Lockers take a €1 coin, returned when you open them.", index=False)
+    real_embed = detection.embed_texts
+    embedded: list[list[str]] = []
+    monkeypatch.setattr(detection, "embed_texts", lambda texts: embedded.append(list(texts)) or real_embed(texts))
+    detection.claim_vectors.cache_clear()  # a fresh worker: no claim vectors in memory
+    try:
+        run = turn_detect(turn_id=report(kb, "t-1", refs=("faq-day-pass", "web-prices")).pk)
+        assert run.outcome == DetectionOutcome.OK and run.conflicts_found == 1
+        assert embedded == []
+        turn_detect(turn_id=report(kb, "t-2", refs=("faq-day-pass", "faq-lockers")).pk)
+        version = unindexed.current_version
+        assert embedded == [detection.claim_texts_of(version.title, version.body)]
+    finally:
+        detection.claim_vectors.cache_clear()  # later tests get the real encoder again
