@@ -7,7 +7,10 @@ Branches (rows of one batch): 0 = user (the RAG prompt), 1 = context (the select
    ŷ_ctx, and M memory previews, of which the most frequent is ŷ_mem.
 2. Answer-level memory filter (arithmetic.answer_filter) on teacher-forced sequence probabilities.
 3. Otherwise token-level correction: the five branches step together on the shared answer prefix, and each token
-   is the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the union of the branches' top-K.
+   is the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the union of the branches' top-K. A backend that
+   can teacher-force (local) computes every row's distributions along the previews in one pass (Lookahead): the
+   filter's probabilities are sums over them, and the correction needs a forward per token only once its answer
+   leaves every preview.
 """
 from __future__ import annotations
 
@@ -57,6 +60,12 @@ class Decoder(Protocol):
 
     def sequence_logprobs(self, requests: Sequence[tuple[int, Sequence[Token]]]) -> list[float]:
         """log P(continuation | row's current state) for each (row, continuation), teacher-forced."""
+
+    def extend(self, tokens: Sequence[Token]) -> None:
+        """Append the same tokens to every row."""
+
+    # Optional (the local backend): teacher_forced(requests) -> per (row, continuation) the row's distributions
+    # before each token and after the last, computed together; igd_generate then uses the previews as drafts.
 
 
 class Backend(Protocol):
@@ -127,12 +136,14 @@ def ends_answer(backend: Backend, token: Token, so_far: Sequence[Token]) -> bool
 class Greedy:
     tokens: list[list[Token]]  # per row, without the stop token
     logprobs: list[float]  # per row, log P(tokens | prompt): the sum of the chosen tokens' log-probabilities
+    dists: list[list[Distribution]]  # per row, the distribution at each step (len(tokens) + 1 when it stopped)
 
 
 def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> Greedy:
     """Every row decodes its own argmax until a stop token; one batched step per token (finished rows drop out)."""
     outputs: list[list[Token]] = [[] for _ in range(rows)]
     logprobs = [0.0] * rows
+    seen: list[list[Distribution]] = [[] for _ in range(rows)]
     finished = [False] * rows
     for _ in range(max_new_tokens):
         step: list[Token | None] = []
@@ -141,6 +152,7 @@ def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_toke
                 finished[row] = True
                 step.append(None)
                 continue
+            seen[row].append(dist)
             tokens, top = dist.top(1)
             token = tokens[0]
             if ends_answer(backend, token, outputs[row]):
@@ -153,7 +165,7 @@ def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_toke
         if all(finished):
             break
         decoder.advance(step)
-    return Greedy(tokens=outputs, logprobs=logprobs)
+    return Greedy(tokens=outputs, logprobs=logprobs, dists=seen)
 
 
 def greedy_rows(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> list[list[Token]]:
@@ -211,6 +223,43 @@ def _sequence_logprobs(decoder: Decoder, requests: list[tuple[int, list[Token]]]
     return [float(score) for score in scores]
 
 
+class Lookahead:
+    """Every row's next-token distributions along draft answers (the user, context and memory previews),
+    teacher-forced in one pass per draft: the answer filter's sequence probabilities are sums over them, and the token-level correction
+    steps through them without a forward per token for as long as its answer follows a draft. Speculative decoding
+    with the previews as drafts: the same distributions, so the same tokens."""
+
+    def __init__(self, *, decoder: Decoder, drafts: list[list[Token]], greedy: Greedy, rows: int) -> None:
+        self.drafts = [list(d) for d in dict.fromkeys(tuple(d) for d in drafts if d)]
+        self._dists: dict[tuple, list[list[Distribution]]] = {}
+        requests, slots = [], []
+        for draft in self.drafts:
+            per_row: list[list[Distribution]] = []
+            for row in range(rows):
+                own = greedy.dists[row]
+                if greedy.tokens[row] == draft and len(own) == len(draft) + 1:
+                    per_row.append(own)  # the row's own preview, computed already
+                else:
+                    per_row.append([])
+                    requests.append((row, draft))
+                    slots.append((tuple(draft), row))
+            self._dists[tuple(draft)] = per_row
+        for (key, row), found in zip(slots, decoder.teacher_forced(requests) if requests else []):
+            self._dists[key][row] = found
+
+    def score(self, row: int, draft: list[Token]) -> float:
+        """log P(draft | row's prompt)."""
+        dists = self._dists[tuple(draft)][row]
+        return float(sum(dists[position].logprobs([token])[0] for position, token in enumerate(draft)))
+
+    def at(self, prefix: list[Token]) -> list[Distribution] | None:
+        """Every row's distribution after `prefix`, if some draft begins with it."""
+        for draft in self.drafts:
+            if len(prefix) <= len(draft) and draft[: len(prefix)] == prefix:
+                return [per_row[len(prefix)] for per_row in self._dists[tuple(draft)]]
+        return None
+
+
 def igd_generate(
     *,
     backend: Backend,
@@ -251,6 +300,12 @@ def igd_generate(
             seconds=time.perf_counter() - started,
         )
 
+    # Decoders that can teacher-force (local) score the previews under every row at once: the filter's
+    # probabilities and the correction's distributions while its answer follows a preview.
+    lookahead = None
+    if params.token_correction and hasattr(root, "teacher_forced"):
+        lookahead = Lookahead(decoder=root, drafts=[outputs[USER], ctx_tokens, mem_tokens], greedy=greedy, rows=rows)
+
     # 2. Answer-level memory filter, on the probabilities of the two previews from the prompt state.
     decision = None
     if params.answer_filter:
@@ -261,7 +316,10 @@ def igd_generate(
             memory_rows = range(FIRST_MEMORY, rows)
             requests = [(USER, ctx_tokens), (USER, mem_tokens)]
             requests += [(row, ctx_tokens) for row in memory_rows] + [(row, mem_tokens) for row in memory_rows]
-            scores = _sequence_logprobs(root, requests, greedy)
+            if lookahead is not None:
+                scores = [lookahead.score(row, tokens) if tokens else 0.0 for row, tokens in requests]
+            else:
+                scores = _sequence_logprobs(root, requests, greedy)
             per_variant = len(memory_rows)
             decision = answer_filter(
                 memory_logp_mem=log_mean_exp(scores[2 + per_variant :]),
@@ -280,12 +338,17 @@ def igd_generate(
         return finish(previews["user"], "user", decision, [], len(outputs[USER]))
 
     # 3. Token-level correction around the user distribution.
-    decoder = root.fork()
+    decoder = None if lookahead is not None else root.fork()
     prior = params.intent_prior(mode)
     generated: list[Token] = []
     trace: list[TokenTrace] = []
     for _ in range(params.max_new_tokens):
-        dists = decoder.distributions()
+        dists = lookahead.at(generated) if lookahead is not None else None
+        if dists is None:
+            if decoder is None:  # the answer left the drafts: decode on, from the prompts plus what it has so far
+                decoder = root.fork()
+                decoder.extend(generated)
+            dists = decoder.distributions()
         user, context, memory = dists[USER], dists[CONTEXT], dists[FIRST_MEMORY:]
         context_ids, context_top = context.top(params.top_k)
         memory_ids, memory_top = _memory_top(memory, params.top_k)
@@ -314,5 +377,6 @@ def igd_generate(
             text=backend.text([token]), jsd=correction.jsd, gate=correction.gate, direction=correction.direction,
             lam=correction.lam,
         ))
-        decoder.advance([token] * rows)
+        if decoder is not None:
+            decoder.advance([token] * rows)
     return finish(backend.text(generated).strip(), "corrected", decision, trace, len(generated))

@@ -103,6 +103,43 @@ class LocalDecoder:
         twin._rows, twin._live = self._rows, list(self._live)
         return twin
 
+    def extend(self, tokens: Sequence[int]) -> None:
+        """Append the same tokens to every row in one forward (a correction leaving the drafts catches up)."""
+        import torch
+
+        if not tokens:
+            return
+        live, width = len(self._live), len(tokens)
+        start = self._mask.sum(dim=1, keepdim=True)
+        self._mask = torch.cat([self._mask, torch.ones((live, width), dtype=self._mask.dtype)], dim=1)
+        ids = torch.tensor([list(tokens)] * live, dtype=torch.long)
+        positions = start + torch.arange(width).unsqueeze(0)
+        self._last = self._backend.forward(ids, self._mask, positions, self._cache)[:, -1, :]
+
+    def teacher_forced(self, requests: Sequence[tuple[int, Sequence[int]]]) -> list[list[DenseDistribution]]:
+        """For each (row, continuation): the row's next-token distributions before each token and after the last
+        (len + 1 of them). One forward per distinct continuation, its rows together: no padding."""
+        import torch
+
+        batch_row = {row: index for index, row in enumerate(self._live)}
+        out = [[DenseDistribution(self._last[batch_row[row]])] for row, _ in requests]
+        groups: dict[tuple, list[int]] = {}
+        for index, (_, tokens) in enumerate(requests):
+            if tokens:
+                groups.setdefault(tuple(tokens), []).append(index)
+        for tokens, indices in groups.items():
+            rows = torch.tensor([batch_row[requests[i][0]] for i in indices], dtype=torch.long)
+            cache = share_cache(self._cache)
+            cache.reorder_cache(rows)
+            width = len(tokens)
+            ids = torch.tensor([list(tokens)] * len(indices), dtype=torch.long)
+            mask = torch.cat([self._mask[rows], torch.ones((len(indices), width), dtype=self._mask.dtype)], dim=1)
+            positions = self._mask[rows].sum(dim=1, keepdim=True) + torch.arange(width).unsqueeze(0)
+            logprobs = self._backend.forward(ids, mask, positions, cache, every_position=True)
+            for j, index in enumerate(indices):
+                out[index].extend(DenseDistribution(logprobs[j, position]) for position in range(width))
+        return out
+
     def sequence_logprobs(self, requests: Sequence[tuple[int, Sequence[int]]]) -> list[float]:
         """All continuations in one batched forward on the cache's rows gathered to one row per request."""
         import torch

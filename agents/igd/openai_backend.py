@@ -67,6 +67,9 @@ class OpenAIDecoder:
                 self._generated[row] += token
         self._current = None
 
+    def extend(self, tokens: Sequence[str]) -> None:
+        self.advance(["".join(tokens)] * len(self._prompts))
+
     def fork(self) -> "OpenAIDecoder":
         twin = OpenAIDecoder(backend=self._backend, prompts=self._prompts, generated=list(self._generated))
         twin._finished = list(self._finished)

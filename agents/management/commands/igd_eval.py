@@ -5,6 +5,7 @@ the same run. No database.
     python manage.py igd_eval --dataset conflictbank|ramdocs|kb-conflicts-dev|all \\
         --methods closed_book,direct,igd,igd_no_token,igd_single_memory,igd_no_gates --mode strict|truth|both \\
         [--backend local|openai] [--model-path PATH] [--base-url URL --model M] [--limit N] [--data-dir ../shared/datasets]
+        [--threads 1]
 
 Items and metrics: agents/igd/evaluation.py. Ends with `figure:` lines (igd_ia_gain, igd_tokens_per_s_ratio).
 """
@@ -43,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
         parser.add_argument("--max-new-tokens", type=int, default=EVAL_PARAMS.max_new_tokens)
         parser.add_argument("--context-chars", type=int, default=EVIDENCE_CHARS, help="each context cut to this length")
+        parser.add_argument(
+            "--threads", type=int, default=1,
+            help="local: torch threads (0: torch's default, one per core). One by default: timings that do not hinge "
+                 "on other processes (on a busy machine a second thread waits at every operation's barrier, which "
+                 "slows small decoding steps far more than a long prompt) and the same sums in the same order.",
+        )
 
     def handle(self, *args, **options) -> None:
         methods = [m.strip() for m in options["methods"].split(",") if m.strip()]
@@ -111,6 +118,7 @@ class Command(BaseCommand):
 
         path = options["model_path"] if options["model_path"] is not None else settings.LOCAL_LM_PATH
         try:
-            return LocalBackend(load_local_model(path=path, cache_dir=settings.LOCAL_LM_CACHE_DIR))
+            return LocalBackend(load_local_model(path=path, cache_dir=settings.LOCAL_LM_CACHE_DIR,
+                                                 threads=options["threads"]))
         except (FileNotFoundError, ValueError) as error:
             raise CommandError(str(error)) from None

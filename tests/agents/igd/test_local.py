@@ -89,6 +89,68 @@ def test_filter_scores_reused_from_the_previews_equal_teacher_forced_ones(backen
     assert reused == pytest.approx(root.sequence_logprobs(requests), abs=1e-4)
 
 
+def test_teacher_forced_distributions_and_extend_equal_step_by_step_decoding(backend):
+    root = backend.open(BRANCHES[:3])
+    draft = backend.tokenizer(" Lyon is the capital", add_special_tokens=False)["input_ids"]
+    forced = root.teacher_forced([(0, draft), (2, draft), (1, draft[:2])])
+    assert [len(f) for f in forced] == [len(draft) + 1, len(draft) + 1, 3]
+    walker = root.fork()
+    for position, token in enumerate(draft):
+        now = _full(walker)
+        assert np.max(np.abs(now[0] - forced[0][position].logprobs(np.arange(now[0].size)))) < 1e-4
+        assert np.max(np.abs(now[2] - forced[1][position].logprobs(np.arange(now[2].size)))) < 1e-4
+        walker.advance([token] * 3)
+    caught_up = root.fork()
+    caught_up.extend(draft)
+    assert all(np.max(np.abs(a - b)) < 1e-4 for a, b in zip(_full(caught_up), _full(walker)))
+
+
+class _Sequential:
+    """The backend with decoders that cannot teacher-force: igd_generate decodes the correction token by token."""
+
+    def __init__(self, backend):
+        self._backend = backend
+        self.name = backend.name
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+    def open(self, prompts):
+        return _SequentialDecoder(self._backend.open(prompts))
+
+
+class _SequentialDecoder:
+    def __init__(self, decoder):
+        self._decoder = decoder
+
+    def distributions(self):
+        return self._decoder.distributions()
+
+    def advance(self, tokens):
+        self._decoder.advance(tokens)
+
+    def extend(self, tokens):
+        self._decoder.extend(tokens)
+
+    def fork(self):
+        return _SequentialDecoder(self._decoder.fork())
+
+    def sequence_logprobs(self, requests):
+        return self._decoder.sequence_logprobs(requests)
+
+
+@pytest.mark.parametrize("mode", [Mode.STRICT, Mode.TRUTH])
+def test_previews_as_drafts_give_the_token_by_token_answer(backend, mode):
+    prompts = build_prompts(question=QUESTION, context=COUNTERFACTUAL, snippet=COUNTERFACTUAL, mode=mode)
+    params = IGDParams(max_new_tokens=6, answer_filter=False)  # the correction runs in both modes
+    kwargs = dict(prompts=prompts, mode=mode, snippet=COUNTERFACTUAL, snippet_quality=0.8, params=params)
+    drafted = igd_generate(backend=backend, **kwargs)
+    stepped = igd_generate(backend=_Sequential(backend), **kwargs)
+    assert drafted.answer == stepped.answer and len(drafted.trace) == len(stepped.trace) > 0
+    for a, b in zip(drafted.trace, stepped.trace):
+        assert a.text == b.text and a.lam == pytest.approx(b.lam, abs=1e-4) and a.jsd == pytest.approx(b.jsd, abs=1e-4)
+
+
 def test_teacher_forced_scores_equal_the_step_by_step_log_probabilities(backend):
     decoder = backend.open(["The opposite of hot is", "Question: What is the capital of Italy?"])
     continuation = backend.tokenizer(" cold and dry", add_special_tokens=False)["input_ids"]
