@@ -96,3 +96,66 @@ def test_more_than_twenty_articles_are_capped(kb, llm_detection, settings):
     assert run.articles_checked == 20
     prompt = llm_detection.requests[0]["messages"][-1]["content"]
     assert "faq-19" in prompt and "faq-20" not in prompt and "faq-21" not in prompt
+
+
+# --- what recording costs: set-based, so the queries do not grow with the findings -----------------
+
+
+@pytest.fixture
+def priced_articles(kb):
+    """Five articles each stating another price for the same ticket: every pair of them conflicts."""
+    from tests.factories import make_article
+
+    return [make_article(kb, f"fare-{i}", f"A single adult ticket to Inishmara costs €{18 + 4 * i}.", index=False)
+            for i in range(5)]
+
+
+def _detect_counting(turn):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        run = turn_detect(turn_id=turn.pk)
+    return run, len(queries.captured_queries)
+
+
+@pytest.mark.django_db
+def test_recording_findings_takes_the_same_few_queries_for_one_pair_or_ten(
+    kb, priced_articles, inline_detection, django_assert_max_num_queries
+):
+    from conflicts.models import ConflictActivity, ConflictOccurrence, NotificationSettings, SuggestionJob
+
+    NotificationSettings.objects.create(knowledge_base=kb, min_seen=100, min_cited=100)  # no announcement here
+    refs = [a.external_ref for a in priced_articles]
+    one_pair, all_pairs = refs[:2], refs
+
+    # Counted inside the test's transaction, so the check's own transaction is a savepoint pair (2 queries).
+    # New conflicts: read the pairs, insert the new ones, their occurrences, activities and suggestion jobs at once.
+    run, new_one = _detect_counting(report(kb, "t-1", one_pair))
+    assert run.conflicts_found == 1
+    turn = report(kb, "t-2", all_pairs)
+    with django_assert_max_num_queries(18):
+        run = turn_detect(turn_id=turn.pk)
+    assert run.conflicts_found == 10 and Conflict.objects.count() == 10
+    assert ConflictActivity.objects.filter(kind="opened").count() == 10 and SuggestionJob.objects.count() == 10
+
+    # Known conflicts: one more sighting each, whatever their number.
+    run, known_one = _detect_counting(report(kb, "t-3", one_pair))
+    turn = report(kb, "t-4", all_pairs)
+    with django_assert_max_num_queries(13):
+        run = turn_detect(turn_id=turn.pk)
+    assert run.conflicts_found == 10
+    _, known_ten = _detect_counting(report(kb, "t-5", all_pairs))
+    assert known_ten == known_one <= new_one
+    counts = dict(Conflict.objects.values_list("article_low__external_ref", "times_seen").filter(article_high__external_ref="fare-1"))
+    assert counts == {"fare-0": 5}  # t-1, t-2, t-3, t-4, t-5
+    assert ConflictOccurrence.objects.count() == 1 + 10 + 1 + 10 + 10
+    assert SuggestionJob.objects.count() == 10  # pending ones are not queued again
+
+
+@pytest.mark.django_db
+def test_a_turn_without_findings_takes_five_queries(kb, fare_articles, inline_detection, django_assert_max_num_queries):
+    turn = report(kb, "t-1", ("faq-pets", "web-fares"))
+    with django_assert_max_num_queries(5 + 2):  # claim, read the run and the texts, hold, save; + the savepoint pair
+        run = turn_detect(turn_id=turn.pk)
+    assert run.outcome == DetectionOutcome.OK and run.conflicts_found == 0
