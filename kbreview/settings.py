@@ -251,6 +251,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # a reserve lost with a killed worker is re-sent by the sweeper.
 CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("CELERY_WORKER_PREFETCH_MULTIPLIER", default=4)
 CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=2)
+# Celery's Django fix-up closes the database connection before and after every task unless this is set,
+# so each check paid for a new PostgreSQL backend (and its cold catalogue caches). Workers keep theirs
+# as web threads do: closed when older than CONN_MAX_AGE or unusable, checked before reuse (close_old_connections
+# around each task, kbreview/celery.py); the fix-up's own count only renews one after this many tasks.
+CELERY_DB_REUSE_MAX = 10_000
 # Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
 # background work never competes with the web process for the cores.
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
