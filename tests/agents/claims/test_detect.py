@@ -240,3 +240,14 @@ def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
     assert found(siblings, vectors) == []
     one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
     assert [f.type for f in found(one_studio, vectors)] == ["contact"]
+
+
+def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
+    from agents.claims.scope import scopes_differ
+
+    cell, cell_scope = _claim("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |", title="Passes")
+    hours, hours_scope = _claim("Monday to Friday: 07:00-21:00", title="Opening hours")
+    assert "off-peak" in cell_scope.tiers and scopes_differ(cell_scope, hours_scope)
+    articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
+                    "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
+    assert found(articles, vectors) == []
