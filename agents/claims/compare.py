@@ -49,6 +49,10 @@ HEAD_WINDOW_WORDS = 4
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
+# A contrast that names an exception to the usual value ("60% instead of our usual 50%") rather than a change
+# ("now 60%, up from 50%"): the claim agrees with the usual value and adds a case of its own.
+EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usual|(?:our|the) normal|normally)\b", re.I)
+EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -148,6 +152,9 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
         strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
+        if (kind != CLOCK and EXCEPTION_CONTRAST_RE.search(a.claim.text + " " + b.claim.text)
+                and any(comparable(x, y) and equal_values(x, y) for x in mine for y in theirs)):
+            strength = EXCEPTION_CONTRAST_STRENGTH
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:

@@ -251,3 +251,17 @@ def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
     articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
                     "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
     assert found(articles, vectors) == []
+
+
+def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    usual, usual_scope = _claim("Take 30% off your first lesson and 10% off the next two.", title="Welcome offer")
+    exception, exception_scope = _claim("Pupils you introduce take 40% off their first lesson instead of our usual 30%.",
+                                        title="Introduce a pupil")
+    changed, changed_scope = _claim("You now take 40% off your first lesson, up from 30%.", title="Offer update")
+    hit = compare_claims(usual, exception, similarity=0.8, scope_a=usual_scope, scope_b=exception_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
+    assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE

@@ -86,3 +86,10 @@ def test_seven_days_before_something_is_no_schedule_of_every_day():
 
     assert days_in("Tickets go on sale seven days before the show.") == frozenset()
     assert len(days_in("We are open seven days a week.")) == 7
+
+
+def test_a_percentage_quoted_as_a_contrast_is_of_the_same_kind():
+    from agents.claims.values import extract_values
+
+    values = extract_values("Members take 25% off every class instead of the usual 15%.", year=2026)
+    assert [(v.text, v.unit) for v in values] == [("25%", "discount"), ("15%", "discount")]
