@@ -91,11 +91,21 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     return bool(head_x & head_y)
 
 
+ALLOWANCE_BEFORE_RE = re.compile(r"\b(?:up to|maximum(?: of)?|max\.?|no more than|at most|limit(?:ed)? (?:of|to)|"
+                                 r"includes?|included|allowance of|capped at)\s*$", re.I)
+
+
+def _is_allowance(facts: ClaimFacts, value: Value) -> bool:
+    """An amount given per period ("150 miles a day") or as a bound ("up to 4 visits"): what "unlimited" denies.
+    A bare length ("a session (60 minutes)") is no limit."""
+    return bool(value.key[2]) or bool(ALLOWANCE_BEFORE_RE.search(facts.claim.text[:value.start]))
+
+
 def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount" and _is_allowance(second, v)
                   and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))

@@ -265,3 +265,15 @@ def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
     assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
     change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
     assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_unlimited_denies_an_allowance_not_a_length():
+    from agents.claims.compare import _unlimited_contradiction
+
+    unlimited = _claim("Every plan comes with unlimited studio sessions.")[0]
+    allowance = _claim("Every plan comes with up to 6 sessions in the studio.")[0]
+    per_period = _claim("Every plan comes with 8 sessions a month in the studio.")[0]
+    length = _claim("A studio session (45 minutes) is led by a coach.")[0]
+    assert _unlimited_contradiction(unlimited, allowance) is not None
+    assert _unlimited_contradiction(unlimited, per_period) is not None
+    assert _unlimited_contradiction(unlimited, length) is None
