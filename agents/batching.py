@@ -9,6 +9,8 @@ as the rules allow, and each call's verdicts go back to the turns whose pairs it
 - a call holds at most `max_pairs` pairs, except a call holding a single turn's pairs: a turn's new pairs
   are never split over two calls;
 - a pair two turns both need (same two texts) is asked once, in the call of the first turn that needs it;
+- an article is shown as the union of its aligned claims over the call's pairs (agents.excerpts), or whole
+  when one of its pairs has none;
 - turns are packed first-fit in the order given (arrival order); the turn that opened a call pays for it
   (its run records the call, the tokens and the dropped items), so totals over turns are exact.
 
@@ -21,10 +23,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from agents.detection import DetectionPlan
+from agents.detection import DetectionPlan, shown_for
 from agents.llm import LLMConfig
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, DetectionResult
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ClaimsShown, ConflictFinding, DetectionResult
 
 # Two refs with the texts the turn saw: the same pair on other texts is another question for the LLM.
 PairTexts = tuple[ArticleText, ArticleText]
@@ -36,6 +38,7 @@ class BatchCall:
 
     articles: dict[str, ArticleText] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    excerpts: dict[tuple[str, str], dict[str, ClaimsShown]] = field(default_factory=dict)  # what is shown per pair
     members: list[int] = field(default_factory=list)  # plans needing a verdict of this call; the first pays
     now: dt.date | None = None
 
@@ -103,6 +106,7 @@ def pack_calls(plans: Sequence[DetectionPlan], *, max_pairs: int,
             for ref, text in touched.items():
                 call.articles.setdefault(ref, text)
             call.pairs += new
+            call.excerpts.update({key: plan.excerpts[key] for key in new if key in plan.excerpts})
             batch.where.update({_pair_texts(key, texts): number for key in new})
             needed.add(number)
         for number in sorted(needed):
@@ -112,7 +116,8 @@ def pack_calls(plans: Sequence[DetectionPlan], *, max_pairs: int,
 
 def judge_call(call: BatchCall, *, config: LLMConfig) -> DetectionResult:
     """One call for every pair of `call`. Raises LLMError on any call failure (the caller fails its turns open)."""
-    return detect_with_llm(articles=list(call.articles.values()), pairs=call.pairs, config=config, now=call.now)
+    return detect_with_llm(articles=list(call.articles.values()), pairs=call.pairs, config=config, now=call.now,
+                           excerpts=shown_for(call.pairs, call.excerpts))
 
 
 def _texts(plan: DetectionPlan) -> dict[str, ArticleText]:

@@ -3,8 +3,10 @@
 - fewer than 2 articles: nothing to compare, nothing is called;
 - more than MAX_ARTICLES: only the first ones (callers pass them best-ranked first);
 - a pair with a cached verdict (same article versions) is never sent to the LLM again;
-- a pair whose articles share no claim about the same thing (claim alignment below a similarity floor)
-  is about different things: it is not sent to the LLM and its "no conflict" is a verdict like any other;
+- a pair whose articles share no claim about the same thing (claim alignment below a similarity floor,
+  or only sentences both state word for word) is about different things: it is not sent to the LLM and
+  its "no conflict" is a verdict like any other;
+- a pair sent to the LLM is shown as its aligned claims, not whole articles (agents.excerpts);
 - in `auto`, claim findings below CONFIRM_BELOW confidence go to the LLM for confirmation when one is
   configured: confirmed ones are recorded as found by "both", rejected ones are dropped.
 
@@ -16,13 +18,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
 from agents.types import (
-    MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, DetectionResult, PairJudgement, pair_key,
+    MAX_ARTICLES_CHECKED, ArticleText, ClaimsShown, ConflictFinding, DetectionResult, PairJudgement, pair_key,
 )
 
 if TYPE_CHECKING:
@@ -82,10 +85,32 @@ class DetectionPlan:
     found: dict[tuple[str, str], ConflictFinding] = field(default_factory=dict)
     to_confirm: dict[tuple[str, str], ConflictFinding] = field(default_factory=dict)  # claim findings the LLM confirms
     unjudged: list[tuple[str, str]] = field(default_factory=list)  # pairs for the LLM (none without an LLM)
+    # What the LLM is shown of each unjudged pair: its aligned claims per ref (none: the whole articles).
+    excerpts: dict[tuple[str, str], dict[str, ClaimsShown]] = field(default_factory=dict)
 
     @property
     def needs_llm(self) -> bool:
         return bool(self.unjudged)
+
+    def shown(self, pairs) -> dict[str, ClaimsShown]:
+        """What of each article the LLM is shown for `pairs`: the union of their aligned claims; an article
+        of a pair without excerpts is shown whole (left out of the map)."""
+        return shown_for(pairs, self.excerpts)
+
+
+def shown_for(pairs, excerpts: Mapping[tuple[str, str], Mapping[str, ClaimsShown]]) -> dict[str, ClaimsShown]:
+    """Per ref, the union of the excerpts of `pairs` that touch it; a ref one of whose pairs has no excerpt is
+    left out (shown whole). agents.batching uses it for a call holding several turns' pairs."""
+    shown: dict[str, ClaimsShown] = {}
+    whole: set[str] = set()
+    for key in pairs:
+        claims = excerpts.get(key)
+        for ref in key:
+            if claims is None or not claims.get(ref):
+                whole.add(ref)
+            else:
+                shown.setdefault(ref, {}).update(claims[ref])
+    return {ref: claims for ref, claims in shown.items() if ref not in whole}
 
 
 def run_detection(
@@ -109,7 +134,8 @@ def run_detection(
                           claim_vectors=claim_vectors)
     if not plan.needs_llm:
         return complete_detection(plan)
-    result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=llm_config, now=plan.now)
+    result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=llm_config, now=plan.now,
+                             excerpts=plan.shown(plan.unjudged))
     return complete_detection(plan, verdicts=verdicts_from_result(result), call=result)
 
 
@@ -148,6 +174,10 @@ def plan_detection(
         return plan
 
     cache = {pair_key(*key): verdict for key, verdict in (cached or {}).items()}
+    by_ref = {article.ref: article for article in selected}
+    # Sentence vectors align claims by meaning: then the LLM is shown a pair's aligned claims only, and a
+    # pair whose only close claims are word-for-word shared sentences is settled here (agents.excerpts).
+    aligned = claim_vectors is not None and claim_vectors.encoder is not None
     for a, b in itertools.combinations([article.ref for article in selected], 2):
         key = pair_key(a, b)
         if key in found:
@@ -158,12 +188,27 @@ def plan_detection(
                 found[key] = _confirmed(to_confirm[key]) if key in to_confirm else cache[key]
             continue
         if key in unrelated and key not in to_confirm:
-            outcome.unrelated_pairs += 1
-            outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="claims"))
+            _settle_unrelated(outcome, key)
             continue
-        if llm_config is not None:
-            plan.unjudged.append(key)
+        if llm_config is None:
+            continue
+        if aligned:
+            from agents.excerpts import pair_excerpt  # with the claim detector's parsers, as _claim_findings
+
+            excerpt = pair_excerpt(by_ref[key[0]], by_ref[key[1]], vectors=claim_vectors, year=today.year,
+                                   must_show=to_confirm[key].snippets if key in to_confirm else None)
+            if not excerpt.related and key not in to_confirm:
+                _settle_unrelated(outcome, key)
+                continue
+            plan.excerpts[key] = excerpt.claims
+        plan.unjudged.append(key)
     return plan
+
+
+def _settle_unrelated(outcome: DetectionOutcome, key: tuple[str, str]) -> None:
+    """A pair about different things: not sent to the LLM, its "no conflict" recorded like any verdict."""
+    outcome.unrelated_pairs += 1
+    outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="claims"))
 
 
 def complete_detection(

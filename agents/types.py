@@ -25,6 +25,18 @@ CONFLICT_TYPE_LABELS: dict[str, str] = {
 }
 CONFLICT_TYPES: tuple[str, ...] = tuple(CONFLICT_TYPE_LABELS)
 
+# A finding about one article rather than a pair, recorded by the answer path (never by a detector, so it is not
+# among CONFLICT_TYPES): IGD's answer-level filter routed to the model's closed-book memory against this article.
+MODEL_DISAGREES = "model_disagrees"
+ARTICLE_FINDING_TYPE_LABELS: dict[str, str] = {MODEL_DISAGREES: "Model disagrees with article"}
+# Every kind the console stores and filters on: the detectors' pair types, then the one-article findings.
+RECORDED_TYPE_LABELS: dict[str, str] = {**CONFLICT_TYPE_LABELS, **ARTICLE_FINDING_TYPE_LABELS}
+
+
+# What the LLM is shown of an article for some pairs (agents.excerpts): the aligned claims only, as
+# claim index -> (its heading or the question it answers, its text exactly as in the body).
+ClaimsShown = dict[int, tuple[str, str]]
+
 
 @dataclass(frozen=True)
 class ArticleText:

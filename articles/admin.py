@@ -84,23 +84,23 @@ class IndexSyncJobAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(ReadOnlyAdmin):
+    """Read-only: a source is added, changed and synced in the console, whose services check the address,
+    write the audit row and schedule the sync."""
+
     list_display = ("name", "knowledge_base", "kind", "schedule", "gone_policy", "last_sync")
     list_filter = ("knowledge_base", "kind", "schedule")
-    readonly_fields = ("last_sync", "created_by", "created_at")
 
 
 @admin.register(SourceSync)
-class SourceSyncAdmin(admin.ModelAdmin):
+class SourceSyncAdmin(ReadOnlyAdmin):
     list_display = ("pk", "source", "trigger", "status", "done", "total", "created_at", "finished_at")
     list_filter = ("status", "trigger")
-    readonly_fields = [f.name for f in SourceSync._meta.fields]
 
 
 @admin.register(DriftItem)
-class DriftItemAdmin(admin.ModelAdmin):
+class DriftItemAdmin(ReadOnlyAdmin):
     """Read-only here: decisions go through the console, which writes the audit row."""
 
     list_display = ("article", "knowledge_base", "status", "created_at", "decided_by")
     list_filter = ("status",)
-    readonly_fields = [f.name for f in DriftItem._meta.fields]

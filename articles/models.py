@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models.functions import Length
 from pgvector.django import HnswIndex, VectorField
 
 
@@ -137,6 +138,33 @@ class Chunk(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
             models.Index(fields=["knowledge_base", "article"]),
+        ]
+
+
+class VersionClaimVectors(models.Model):
+    """The sentence vectors of one article version's claims, written by the index sync beside its chunks,
+    so a turn's conflict check embeds nothing for an article it has not seen in this process.
+
+    What a claim is (and which text of it is embedded) is the conflict checker's business: it registers
+    the function that derives the texts (articles.claim_texts); `key` is the digest of those texts, so a
+    reader whose texts differ (the function changed) computes its own instead of using stale vectors.
+    """
+
+    version = models.OneToOneField(
+        ArticleVersion, primary_key=True, on_delete=models.CASCADE, related_name="claim_vectors"
+    )
+    key = models.CharField(max_length=64)
+    count = models.PositiveIntegerField()
+    dimensions = models.PositiveSmallIntegerField()
+    vectors = models.BinaryField()  # float32, row-major: count x dimensions
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.lookups.Exact(Length("vectors"), models.F("count") * models.F("dimensions") * 4),
+                name="claim_vectors_size_matches",
+            ),
         ]
 
 
@@ -444,9 +472,11 @@ class AuditAction(models.TextChoices):
     WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret replaced"
     WEBHOOK_ENABLED = "webhook.enabled", "Webhook switched on"
     WEBHOOK_DISABLED = "webhook.disabled", "Webhook switched off"
+    WEBHOOK_DELETED = "webhook.deleted", "Webhook deleted"
     NOTIFICATION_SETTINGS_CHANGED = "notifications.settings", "Notification settings changed"
     NOTIFICATION_PREFERENCE_CHANGED = "notifications.preference", "E-mail preference changed"
     NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"
+    ANSWER_SETTINGS_CHANGED = "answer.settings", "Answer settings changed"
 
 
 class AuditEvent(models.Model):

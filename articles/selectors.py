@@ -4,14 +4,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import BooleanField, F, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
+from articles.claim_texts import matrix_from_bytes
 from articles.embeddings import embed_text
-from articles.models import Article, ArticleStatus, ArticleVersion, Chunk, KnowledgeBase
+from articles.models import (
+    Article, ArticleStatus, ArticleVersion, Chunk, IndexSyncJob, KnowledgeBase, Membership, VersionClaimVectors,
+)
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very first ranks
 CANDIDATES_PER_RANKER = 40
@@ -55,6 +59,27 @@ def articles_by_ref(*, knowledge_base: KnowledgeBase, refs: list[str]) -> dict[s
 
 def article_versions(*, article: Article) -> QuerySet:
     return ArticleVersion.objects.filter(article=article).select_related("author").order_by("-number")
+
+
+def article_version_get(*, article: Article, version_id: int) -> ArticleVersion | None:
+    return ArticleVersion.objects.filter(article=article, pk=version_id).first()
+
+
+def version_numbers(*, version_ids: list[int]) -> dict[int, int]:
+    """Version number by version id, for naming versions to people (v2, v3), never by database id."""
+    return dict(ArticleVersion.objects.filter(pk__in=version_ids).values_list("pk", "number"))
+
+
+def article_title(*, knowledge_base: KnowledgeBase, article_id: int) -> str:
+    return Article.objects.filter(knowledge_base=knowledge_base, pk=article_id).values_list("title", flat=True).first() or ""
+
+
+def membership_get(*, user, knowledge_base_id: int) -> Membership | None:
+    return Membership.objects.filter(user=user, knowledge_base_id=knowledge_base_id).select_related("knowledge_base").first()
+
+
+def latest_index_sync_job(*, knowledge_base: KnowledgeBase) -> IndexSyncJob | None:
+    return IndexSyncJob.objects.filter(knowledge_base=knowledge_base).order_by("-created_at").first()
 
 
 def stale_articles(*, knowledge_base: KnowledgeBase) -> QuerySet:
@@ -182,3 +207,13 @@ def search(
 def vector_search_ids(*, knowledge_base: KnowledgeBase, question_vector, limit: int, exact: bool) -> list[int]:
     """Chunk ids nearest to a vector; the benchmark compares the HNSW path with the exact one."""
     return [pk for pk, _ in _vector_candidates(knowledge_base=knowledge_base, vector=question_vector, limit=limit, exact=exact)]
+
+
+def version_claim_vectors(*, knowledge_base_id: int, version_ids: list[int]) -> dict[int, tuple[str, np.ndarray]]:
+    """The claim vectors the index sync stored for these versions: version id -> (texts key, matrix).
+    Versions without stored vectors are left out (the reader computes theirs)."""
+    rows = VersionClaimVectors.objects.filter(
+        version_id__in=version_ids, version__article__knowledge_base_id=knowledge_base_id
+    ).values_list("version_id", "key", "count", "dimensions", "vectors")
+    return {version_id: (key, matrix_from_bytes(data, count=count, dimensions=dimensions))
+            for version_id, key, count, dimensions, data in rows}

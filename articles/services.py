@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from articles.chunking import chunk_body
+from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
 from kbreview.input_limits import text_problem
 from articles.embeddings import embed_texts
 from articles.ingest import IngestError, ParsedArticle, parse_path
@@ -27,6 +28,7 @@ from articles.models import (
     IndexSyncJob,
     KnowledgeBase,
     SyncStatus,
+    VersionClaimVectors,
     VersionReason,
 )
 
@@ -314,33 +316,56 @@ def _unindex(*, article: Article) -> None:
     Article.objects.filter(pk=article.pk).update(indexed_version=None)
 
 
-def _index_plan(article_ids: list[int]) -> list[tuple[Article, list[str]]]:
+@dataclass
+class _Planned:
+    """One article's index work: its current version's chunks and, when the conflict checker registered
+    its function and the version has no vectors for those texts yet, its claim texts."""
+
+    article: Article
+    pieces: list[str]
+    claims: list[str] = field(default_factory=list)
+
+    @property
+    def texts(self) -> list[str]:
+        title = self.article.current_version.title
+        return [f"{title}\n{t}" for t in self.pieces] + self.claims
+
+
+def _index_plan(article_ids: list[int]) -> list[_Planned]:
     """The chunks to embed for these articles' current versions; deleted ones leave the index here."""
     articles = list(
         Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
     )
-    planned: list[tuple[Article, list[str]]] = []
+    stored = dict(VersionClaimVectors.objects.filter(
+        version_id__in=[a.current_version_id for a in articles if a.current_version_id]
+    ).values_list("version_id", "key"))
+    planned: list[_Planned] = []
     for article in articles:
         if article.status != ArticleStatus.ACTIVE or article.current_version is None:
             with transaction.atomic():
                 _unindex(article=article)
             continue
-        planned.append((article, chunk_body(article.current_version.body)))
+        version = article.current_version
+        claims = claim_texts(title=version.title, body=version.body) or []
+        if stored.get(version.id) == texts_key(claims):
+            claims = []  # stored already for these very texts (a full re-sync of an unchanged version)
+        planned.append(_Planned(article, chunk_body(version.body), claims))
     return planned
 
 
-def _index_texts(planned: list[tuple[Article, list[str]]]) -> list[str]:
-    return [f"{a.current_version.title}\n{t}" for a, pieces in planned for t in pieces]
+def _index_texts(planned: list[_Planned]) -> list[str]:
+    return [text for item in planned for text in item.texts]
 
 
-def _index_write(planned: list[tuple[Article, list[str]]], vectors) -> int:
-    """Swap each article's chunks in one transaction. An article changed since it was planned is skipped,
-    because the change that made it stale will index it itself."""
+def _index_write(planned: list[_Planned], vectors) -> int:
+    """Swap each article's chunks (and store its claim vectors) in one transaction. An article changed since
+    it was planned is skipped, because the change that made it stale will index it itself."""
     written, offset = 0, 0
-    for article, pieces in planned:
-        version = article.current_version
+    for item in planned:
+        article, pieces, version = item.article, item.pieces, item.article.current_version
         article_vectors = vectors[offset : offset + len(pieces)]
-        offset += len(pieces)
+        claim_vectors = vectors[offset + len(pieces) : offset + len(pieces) + len(item.claims)]
+        offset += len(pieces) + len(item.claims)
         with transaction.atomic():
             locked = Article.objects.select_for_update().filter(pk=article.pk).first()
             if locked is None or locked.current_version_id != version.id or locked.status != ArticleStatus.ACTIVE:
@@ -358,6 +383,10 @@ def _index_write(planned: list[tuple[Article, list[str]]], vectors) -> int:
                 )
                 for i, (text, vector) in enumerate(zip(pieces, article_vectors))
             )
+            if item.claims:
+                VersionClaimVectors.objects.update_or_create(version=version, defaults={
+                    "key": texts_key(item.claims), "count": len(item.claims), "dimensions": claim_vectors.shape[1],
+                    "vectors": matrix_to_bytes(claim_vectors)})
             Article.objects.filter(pk=article.pk).update(indexed_version=version)
             written += len(pieces)
     return written

@@ -30,8 +30,10 @@ def source_sync_get(*, knowledge_base: KnowledgeBase, sync_id: int) -> SourceSyn
     return SourceSync.objects.filter(knowledge_base=knowledge_base, pk=sync_id).select_related("source").first()
 
 
-def source_pages(*, source: Source, state: str | None = None) -> QuerySet:
+def source_pages(*, source: Source, state: str | None = None, failing: bool = False) -> QuerySet:
     pages = SourcePage.objects.filter(source=source).select_related("article")
+    if failing:
+        pages = pages.exclude(last_error="")
     return pages.filter(state=state) if state else pages
 
 

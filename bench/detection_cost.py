@@ -360,13 +360,20 @@ class ClaimsMemo:
         if key not in self.memo:
             from agents.claims import detect_claim_conflicts
             from agents.detection import CONFIRM_BELOW
+            from agents.excerpts import pair_excerpt
             from conflicts.services.detection import claim_vectors
 
-            texts = [article_text(self.kb.articles[r]) for r in key]
-            result = detect_claim_conflicts(articles=texts, vectors=claim_vectors())
-            # Never sent to the LLM: sure claim findings and pairs about different things.
+            texts = {r: article_text(self.kb.articles[r]) for r in key}
+            result = detect_claim_conflicts(articles=list(texts.values()), vectors=claim_vectors())
+            # Never sent to the LLM: sure claim findings and pairs about different things (no aligned claims,
+            # or only claims both articles state word for word), unless a claim finding awaits confirmation.
             sure = {f.refs for f in result.findings if f.confidence >= CONFIRM_BELOW}
-            self.memo[key] = frozenset(sure | result.unrelated_pairs())
+            unsure = {f.refs for f in result.findings if f.confidence < CONFIRM_BELOW}
+            year = dt.date.today().year
+            unrelated = {(a, b) for a, b in itertools.combinations(key, 2) if (a, b) not in sure | unsure and (
+                (a, b) in result.unrelated_pairs()
+                or not pair_excerpt(texts[a], texts[b], vectors=claim_vectors(), year=year).related)}
+            self.memo[key] = frozenset(sure | unrelated)
         return self.memo[key]
 
 

@@ -94,12 +94,9 @@ def demo_sets() -> list[dict]:
     return out
 
 
-def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None) -> list[float]:
-    """CPU milliseconds of one check of an 8-article demo retrieval set, caches warm (vectors and parses
-    are computed once per article text, as in the product), one sample per question."""
-    import time
-
-    from bench.demo_detection import DEMO, NOW, Lexical, load_articles
+def demo_cpu_sets(*, size: int, limit: int | None) -> tuple[dict[str, ArticleText], list[list[str]]]:
+    """The demo's articles, and one retrieval set of `size` refs per question (its expected articles first)."""
+    from bench.demo_detection import DEMO, Lexical, load_articles
 
     articles = load_articles()
     lexical = Lexical(articles)
@@ -108,6 +105,44 @@ def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None)
     for q in questions:
         expected = list(dict.fromkeys(q["expect_refs"]))[:size]
         sets.append(expected + lexical.nearest(q["question"], exclude=set(expected), k=size - len(expected)))
+    return articles, sets
+
+
+def cpu_first_sight(*, size: int = 8, limit: int | None = None) -> dict[str, list[float]]:
+    """CPU milliseconds of a worker's first check of each demo set (no claim vectors in memory; parses
+    warm): embedding the claims, against reading the vectors the index sync stored per article version
+    (conflicts.services.detection.StoredFirstEncoder; its one database query per turn is not in this figure)."""
+    import time
+
+    from articles.claim_texts import texts_key
+    from bench.demo_detection import NOW
+    from conflicts.services.detection import StoredFirstEncoder, claim_texts_of
+
+    articles, sets = demo_cpu_sets(size=size, limit=limit)
+    stored = {}
+    for number, article in enumerate(articles.values()):  # as the index sync stores them
+        texts = claim_texts_of(article.title, article.body, year=NOW.year)
+        stored[number] = (texts_key(texts), embed_texts(texts))
+    samples: dict[str, list[float]] = {"embedded": [], "stored": []}
+    for refs in sets:
+        for name in samples:
+            encoder = StoredFirstEncoder(lambda texts: embed_texts(list(texts)))
+            if name == "stored":
+                encoder.keep(stored)
+            started = time.process_time()
+            detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=ClaimVectors(encoder))
+            samples[name].append((time.process_time() - started) * 1000)
+    return samples
+
+
+def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None) -> list[float]:
+    """CPU milliseconds of one check of an 8-article demo retrieval set, caches warm (vectors and parses
+    are computed once per article text, as in the product), one sample per question."""
+    import time
+
+    from bench.demo_detection import NOW
+
+    articles, sets = demo_cpu_sets(size=size, limit=limit)
     for refs in sets:  # warm: each article parsed and embedded once
         detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store)
     samples = []
@@ -172,6 +207,10 @@ def main() -> None:
     cpu = sorted(cpu_per_set(store, limit=40 if args.quick else None))
     cpu_p50, cpu_p95 = cpu[len(cpu) // 2], cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))]
     print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets): p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
+    for name, samples in cpu_first_sight(limit=40 if args.quick else None).items():
+        samples.sort()
+        print(f"  first sight in a worker, claim vectors {name}: p50 {samples[len(samples) // 2]:.1f} ms, "
+              f"p95 {samples[min(len(samples) - 1, int(len(samples) * 0.95))]:.1f} ms")
     for name in args.sets.split(","):
         sets = loaders[name]()
         if args.quick:

@@ -178,7 +178,7 @@ class ReplyOut(Schema):
 
 class ConflictOut(Schema):
     id: int
-    refs: list[str]
+    refs: list[str] = Field(description="the pair, sorted; one ref for a finding about one article (type model_disagrees)")
     status: str
     type: str
     explanation: str
@@ -261,7 +261,7 @@ COMMON_ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422
 def _conflict_out(conflict) -> dict:
     return {
         "id": conflict.pk,
-        "refs": sorted([conflict.article_low.external_ref, conflict.article_high.external_ref]),
+        "refs": sorted(a.external_ref for a in (conflict.article_low, conflict.article_high) if a is not None),
         "status": conflict.status,
         "type": conflict.type,
         "explanation": conflict.explanation,

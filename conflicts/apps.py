@@ -21,6 +21,16 @@ class ConflictsConfig(AppConfig):
             _rule_base_for_new_knowledge_base, sender="articles.KnowledgeBase", dispatch_uid="conflicts-rule-base"
         )
         worker_process_init.connect(_warm_claim_detector, weak=False)
+        # The index sync stores the claim detector's sentence vectors per article version beside its chunks.
+        from articles.claim_texts import claim_texts_register
+
+        claim_texts_register(_claim_texts)
+
+
+def _claim_texts(title: str, body: str) -> list[str]:
+    from conflicts.services.detection import claim_texts_of  # imported on first use: the parsers load slowly
+
+    return claim_texts_of(title, body)
 
 
 def _warm_claim_detector(**_kwargs) -> None:

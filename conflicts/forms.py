@@ -155,6 +155,11 @@ class ResolveForm(forms.Form):
     def __init__(self, *args, conflict=None, **kwargs):
         self.conflict = conflict
         super().__init__(*args, **kwargs)
+        # A finding about one article: its article alone, and no side to name as right.
+        self.sides = SIDES if conflict is None or conflict.is_pair else ("low",)
+        if self.sides != SIDES:
+            for name in ("high_action", "high_body", "high_expected_version_id", "winner"):
+                del self.fields[name]
 
     def clean(self):
         data = super().clean()
@@ -162,10 +167,10 @@ class ResolveForm(forms.Form):
         if conflict is None or self.errors:
             return data
         articles = {"low": conflict.article_low, "high": conflict.article_high}
-        actions = {side: data.get(f"{side}_action") for side in SIDES}
-        if all(action == "delete" for action in actions.values()):
+        actions = {side: data.get(f"{side}_action") for side in self.sides}
+        if len(actions) > 1 and all(action == "delete" for action in actions.values()):
             raise forms.ValidationError("Delete at most one of the two articles; edit the other or keep it.")
-        for side in SIDES:
+        for side in self.sides:
             if actions[side] != "edit":
                 continue
             body = (data.get(f"{side}_body") or "").strip()
@@ -175,14 +180,17 @@ class ResolveForm(forms.Form):
             elif current is not None and body == current.body.strip():
                 self.add_error(f"{side}_body", "The text is unchanged; edit it or choose Keep as is.")
         if all(action == "keep" for action in actions.values()) and not (data.get("note") or "").strip():
-            raise forms.ValidationError("Edit or delete an article, or say in a note what was done.")
+            raise forms.ValidationError(
+                "Edit or delete an article, or say in a note what was done." if len(actions) > 1
+                else "Edit or delete the article, or say in a note what was done (e.g. the model is wrong: dismiss instead)."
+            )
         return data
 
     def fixes(self) -> list[ArticleFix]:
         conflict, data = self.conflict, self.cleaned_data
         ids = {"low": conflict.article_low_id, "high": conflict.article_high_id}
         fixes = []
-        for side in SIDES:
+        for side in self.sides:
             action = data[f"{side}_action"]
             if action == "keep":
                 continue
@@ -245,3 +253,8 @@ class PlaygroundForm(forms.Form):
 
 class AnswerSettingsForm(forms.Form):
     default_mode = forms.ChoiceField(choices=AnswerMode.choices, label="Default answer mode")
+    record_model_disagreements = forms.BooleanField(
+        required=False, label="Record “the model disagrees with this article” findings",
+        help_text="When the answer path's memory filter sides with the model's own memory against an article, list it "
+                  "in the queue and on the article. Off by default: a small model's memory is weak.",
+    )

@@ -50,12 +50,14 @@ def suggestion_enqueue(*, conflict_id: int, force: bool = False):
     """Queue a suggestion computation for the conflict's current article versions, once per versions.
 
     Nothing is queued when one is pending for these versions, nor (unless `force`: a reviewer asked)
-    when one already finished for them. Returns the new SuggestionJob or None.
+    when one already finished for them, nor ever for a one-article finding. Returns the new SuggestionJob or None.
     """
     from articles.models import Article
     from conflicts.models import Conflict
 
     conflict = Conflict.objects.only("article_low_id", "article_high_id").get(pk=conflict_id)
+    if not conflict.is_pair:
+        return None  # a one-article finding has no "which side is right" to suggest
     versions = dict(
         Article.objects.filter(pk__in=(conflict.article_low_id, conflict.article_high_id)).values_list(
             "pk", "current_version_id"

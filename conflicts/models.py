@@ -2,6 +2,12 @@
 
 A conflict's identity is its unordered pair of articles (stored low id first), never their text:
 an edit does not make a reviewed pair new again. Occurrences tie it to the replies actually sent.
+
+One kind is about a single article: "the model disagrees with this article" (MODEL_DISAGREES), recorded by the
+answer path when IGD's answer-level filter routes to memory against it. It is a Conflict row with article_low
+only and the article version it disputes: its identity is that version (a new version is a new finding, since
+the edit may have fixed what the model disputed), and it shares the queue, the review actions, the timeline
+and the occurrences with pairs.
 """
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 
 from agents.igd.arithmetic import Mode
-from agents.types import CONFLICT_TYPE_LABELS, MAX_ARTICLES_CHECKED
+from agents.types import MAX_ARTICLES_CHECKED, MODEL_DISAGREES, RECORDED_TYPE_LABELS
 from articles.models import Article, ArticleVersion, KnowledgeBase, SyncStatus
 
 
@@ -129,8 +135,11 @@ class ConflictSubstatus(models.TextChoices):
     REGRESSED = "regressed", "Regressed"
 
 
-# The types and their labels are agents.types' (one list for detectors, schema, prompt and console).
-ConflictType = models.TextChoices("ConflictType", [(value.upper(), (value, label)) for value, label in CONFLICT_TYPE_LABELS.items()])
+# The types and their labels are agents.types' (one list for detectors, schema, prompt and console), with the
+# one-article finding kinds after the detectors' pair types.
+ConflictType = models.TextChoices("ConflictType", [(value.upper(), (value, label)) for value, label in RECORDED_TYPE_LABELS.items()])
+# A pair (article_high set, no disputed_version) unless it is a one-article finding (the reverse).
+ONE_ARTICLE_TYPES = (MODEL_DISAGREES,)
 
 
 class ReviewWinner(models.TextChoices):
@@ -146,7 +155,9 @@ class Conflict(models.Model):
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="conflicts")
     # The pair, lower article id first, so (a, b) and (b, a) are one row.
     article_low = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
-    article_high = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    # Null for a one-article finding (ONE_ARTICLE_TYPES), which names the version it disputes instead.
+    article_high = models.ForeignKey(Article, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    disputed_version = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     status = models.CharField(max_length=10, choices=ConflictStatus.choices, default=ConflictStatus.OPEN)
     # "regressed": reviewed, then detected again on other texts than those reviewed, so back in Open.
     substatus = models.CharField(max_length=10, choices=ConflictSubstatus.choices, default=ConflictSubstatus.NONE, blank=True)
@@ -186,6 +197,15 @@ class Conflict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["article_low", "article_high"], name="conflict_pair_unique"),
             models.CheckConstraint(condition=models.Q(article_low__lt=models.F("article_high")), name="conflict_pair_ordered"),
+            # Exactly the one-article kinds lack a second article, and they alone name a disputed version.
+            models.CheckConstraint(
+                condition=models.Q(type__in=ONE_ARTICLE_TYPES, article_high__isnull=True, disputed_version__isnull=False)
+                | (~models.Q(type__in=ONE_ARTICLE_TYPES) & models.Q(article_high__isnull=False, disputed_version__isnull=True)),
+                name="conflict_sides_match_type",
+            ),
+            # One finding per disputed article version; seen again, it gains occurrences.
+            models.UniqueConstraint(fields=["disputed_version"], condition=models.Q(disputed_version__isnull=False),
+                                    name="conflict_one_finding_per_version"),
             models.CheckConstraint(condition=models.Q(status__in=ConflictStatus.values), name="conflict_status_valid"),
             models.CheckConstraint(
                 condition=models.Q(substatus__in=ConflictSubstatus.values)
@@ -224,6 +244,11 @@ class Conflict(models.Model):
     def snippet_for(self, article_id: int) -> str:
         return self.snippet_low if article_id == self.article_low_id else self.snippet_high
 
+    @property
+    def is_pair(self) -> bool:
+        """Two articles that disagree; False for a one-article finding (no sides, no MACR suggestion)."""
+        return self.article_high_id is not None
+
 
 class Citation(models.TextChoices):
     """What the reply sent in an occurrence's turn cited of the pair."""
@@ -243,9 +268,12 @@ class ConflictOccurrence(models.Model):
     conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="occurrences")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="occurrences")
     version_low = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
-    version_high = models.ForeignKey(ArticleVersion, on_delete=models.RESTRICT, related_name="+")
+    version_high = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")  # null: one-article finding
     detector = models.CharField(max_length=20)
     citation = models.CharField(max_length=10, choices=Citation.choices, default=Citation.NEITHER)
+    # A model-disagreement sighting: what the model answered from the article's snippet and closed-book.
+    context_preview = models.TextField(blank=True)
+    memory_preview = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -470,6 +498,9 @@ class AnswerSettings(models.Model):
 
     knowledge_base = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="answer_settings")
     default_mode = models.CharField(max_length=10, choices=AnswerMode.choices, default=AnswerMode.STRICT)
+    # Record "the model disagrees with this article" findings when IGD's answer-level filter routes to memory
+    # against an article. Off by default: a small model's memory is weak, and its disagreements mostly noise.
+    record_model_disagreements = models.BooleanField(default=False)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

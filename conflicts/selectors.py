@@ -19,6 +19,10 @@ def conflicts_for_turn(*, turn: Turn) -> QuerySet:
     )
 
 
+def conflicts_by_ids(*, knowledge_base: KnowledgeBase, ids) -> list[Conflict]:
+    return list(Conflict.objects.filter(knowledge_base=knowledge_base, pk__in=ids).order_by("pk"))
+
+
 def conflict_list(*, knowledge_base: KnowledgeBase, status: str | None = None) -> QuerySet:
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base).select_related("article_low", "article_high")
     if status:
@@ -290,6 +294,7 @@ def conflict_detail(*, knowledge_base: KnowledgeBase, conflict_id: int) -> Confl
         "assignee",
         "reviewed_version_low",
         "reviewed_version_high",
+        "disputed_version",
     ).get(knowledge_base=knowledge_base, pk=conflict_id)
 
 
@@ -325,7 +330,7 @@ def conflict_occurrences(*, conflict: Conflict, cited: str = "", limit: int = 20
     return list(
         occurrences.select_related("turn", "version_low", "version_high")
         .only(
-            "pk", "citation", "detector", "created_at", "conflict_id",
+            "pk", "citation", "detector", "created_at", "conflict_id", "context_preview", "memory_preview",
             "turn__id", "turn__external_id", "turn__question", "turn__reply", "turn__reply_sent_at", "turn__created_at",
             "version_low__id", "version_low__number", "version_high__id", "version_high__number",
         )
@@ -348,11 +353,25 @@ def conflict_activity(*, conflict: Conflict, limit: int = 50) -> list[ConflictAc
 
 
 def conflicts_for_article(*, knowledge_base: KnowledgeBase, article_id: int, limit: int = 50) -> list[Conflict]:
+    """The pairs the article is part of (its one-article findings: model_disagreements_for_article)."""
     return list(
-        Conflict.objects.filter(knowledge_base=knowledge_base)
+        Conflict.objects.filter(knowledge_base=knowledge_base, article_high__isnull=False)
         .filter(Q(article_low_id=article_id) | Q(article_high_id=article_id))
         .select_related("article_low", "article_high")
         .order_by("status", "-times_cited", "-impact", "-last_seen", "-pk")[:limit]
+    )
+
+
+def model_disagreements_for_article(*, knowledge_base: KnowledgeBase, article_id: int, limit: int = 20) -> list[Conflict]:
+    """The article's open "the model disagrees with this article" findings, most impactful first, with the version
+    each disputes."""
+    from agents.types import MODEL_DISAGREES
+
+    return list(
+        Conflict.objects.filter(knowledge_base=knowledge_base, type=MODEL_DISAGREES, article_low_id=article_id,
+                                status=ConflictStatus.OPEN)
+        .select_related("article_low", "disputed_version")
+        .order_by(*QUEUE_SORTS["impact"])[:limit]
     )
 
 
@@ -425,6 +444,7 @@ def articles_in_most_open_conflicts(*, knowledge_base: KnowledgeBase, limit: int
                 SELECT article_low_id AS article_id FROM {table} WHERE knowledge_base_id = %s AND status = %s
                 UNION ALL
                 SELECT article_high_id FROM {table} WHERE knowledge_base_id = %s AND status = %s
+                    AND article_high_id IS NOT NULL
             ) pairs GROUP BY article_id ORDER BY n DESC, article_id LIMIT %s
             """,
             [knowledge_base.pk, ConflictStatus.OPEN, knowledge_base.pk, ConflictStatus.OPEN, limit],
@@ -570,6 +590,7 @@ def conflicts_brought_back(
 
     reviewed = (
         Conflict.objects.filter(knowledge_base=knowledge_base, status__in=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED))
+        .filter(article_high__isnull=False)  # pairs: a one-article finding names its version and never regresses
         .filter(Q(article_low=article) | Q(article_high=article))
         .select_related(
             "article_low__current_version", "article_high__current_version", "reviewed_version_low", "reviewed_version_high"

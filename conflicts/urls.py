@@ -57,6 +57,7 @@ urlpatterns = [
     path("ops/notifications/settings/", views.ops_notification_settings, name="ops_notification_settings"),
     path("ops/notifications/webhooks/", views.ops_webhook_create, name="ops_webhook_create"),
     path("ops/notifications/webhooks/<int:pk>/rotate/", views.ops_webhook_rotate, name="ops_webhook_rotate"),
+    path("ops/notifications/webhooks/<int:pk>/delete/", views.ops_webhook_delete, name="ops_webhook_delete"),
     path("ops/notifications/webhooks/<int:pk>/toggle/", views.ops_webhook_toggle, name="ops_webhook_toggle"),
     path("ops/notifications/deliveries/<int:pk>/retry/", views.ops_delivery_retry, name="ops_delivery_retry"),
     path("notifications/", views.notification_preferences, name="notification_preferences"),

@@ -145,3 +145,20 @@ def test_console_query_strings_the_database_cannot_hold_are_400(kb):
         assert response.status_code == 400, query
         assert b"Query parameter" in response.content
     assert client.get(reverse("article_list") + "?q=tabs%09ok").status_code == 200
+
+
+def test_audited_models_cannot_be_changed_in_the_admin(admin_client):
+    """Everything but the knowledge base itself, memberships and users changes through the services (which
+    write the audit row); the admin may show it, never save or add it."""
+    from django.contrib.auth import get_user_model
+
+    from articles.models import KnowledgeBase, Membership
+
+    editable = {KnowledgeBase, Membership, get_user_model()}
+    for model, model_admin in admin.site._registry.items():
+        if model in editable or model._meta.app_label not in ("articles", "conflicts"):
+            continue
+        request = admin_client.get("/").wsgi_request
+        assert not model_admin.has_add_permission(request), model.__name__
+        assert set(model_admin.get_readonly_fields(request)) >= {f.name for f in model._meta.fields} - {
+            "token_hash", "secret_encrypted"}, model.__name__

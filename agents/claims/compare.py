@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
-from .stance import NEGATION_RE
+from .stance import NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
@@ -22,6 +22,8 @@ POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
 POLARITY_MIN_WORDS = 4
 POLARITY_LOOSE_MIN_SIMILARITY = 0.45
+DENIAL_BASE_STRENGTH = 0.5
+DENIAL_WORD_STRENGTH = 0.05
 POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
@@ -47,6 +49,10 @@ HEAD_WINDOW_WORDS = 4
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
+# A contrast that names an exception to the usual value ("60% instead of our usual 50%") rather than a change
+# ("now 60%, up from 50%"): the claim agrees with the usual value and adds a case of its own.
+EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usual|(?:our|the) normal|normally)\b", re.I)
+EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -85,11 +91,21 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     return bool(head_x & head_y)
 
 
+ALLOWANCE_BEFORE_RE = re.compile(r"\b(?:up to|maximum(?: of)?|max\.?|no more than|at most|limit(?:ed)? (?:of|to)|"
+                                 r"includes?|included|allowance of|capped at)\s*$", re.I)
+
+
+def _is_allowance(facts: ClaimFacts, value: Value) -> bool:
+    """An amount given per period ("150 miles a day") or as a bound ("up to 4 visits"): what "unlimited" denies.
+    A bare length ("a session (60 minutes)") is no limit."""
+    return bool(value.key[2]) or bool(ALLOWANCE_BEFORE_RE.search(facts.claim.text[:value.start]))
+
+
 def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount" and _is_allowance(second, v)
                   and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))
@@ -117,12 +133,14 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
+            if kind == AGE:
+                return True  # an age limit is said of whoever is admitted: audiences are compared as scope
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
                 return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
             if heads_must_match:
-                return _named_same_thing(a, x, b, y)
+                return _named_same_thing(a, x, b, y) or _subject_relation(a, x, b, y) is Relation.SAME
             return _same_subject(a, x, b, y, similarity)
 
         pairs = [(x, y) for x in mine for y in theirs if comparable(x, y) and subject(x, y)]
@@ -144,11 +162,15 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
         strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
+        if (kind != CLOCK and EXCEPTION_CONTRAST_RE.search(a.claim.text + " " + b.claim.text)
+                and any(comparable(x, y) and equal_values(x, y) for x in mine for y in theirs)):
+            strength = EXCEPTION_CONTRAST_STRENGTH
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
-        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY:
+        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE:
+            # An age limit is said of whoever is admitted; the audience is compared as scope, not as a subject.
             strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
@@ -171,6 +193,9 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
     subject_a, subject_b = _subject(a, x), _subject(b, y)
     found = relation(subject_a, subject_b)
+    if found is Relation.NARROWER and relation(_subject(a, x, as_said=True), _subject(b, y, as_said=True)) is Relation.SAME:
+        # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
+        found = Relation.SAME
     if found is Relation.SAME and len(subject_a) == 1:
         # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
         title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
@@ -179,8 +204,9 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
     return found
 
 
-def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
-    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
+def _subject(facts: ClaimFacts, value: Value, *, as_said: bool = False) -> frozenset[str] | None:
+    subjects = facts.said_subjects if as_said else facts.subjects
+    return next((subject for other, subject in zip(facts.values, subjects) if other is value), None)
 
 
 def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
@@ -189,7 +215,13 @@ def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) 
     if similarity < POLARITY_LOOSE_MIN_SIMILARITY or a.negative == b.negative:
         return False
     negative, positive = (a, b) if a.negative else (b, a)
-    return len(negative.denied & positive.content) >= POLARITY_LOOSE_MIN_DENIED
+    shared = negative.denied & positive.content
+    if len(shared) >= POLARITY_LOOSE_MIN_DENIED:
+        return True
+    # One word denied of the very thing the other affirms it of ("Gold passes are non-transferable" /
+    # "Gold passes can be transferred"): the statements' subjects share their words.
+    return bool(shared) and relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) in (
+        Relation.SAME, Relation.NARROWER)
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -240,6 +272,16 @@ def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) 
     return relation(*titles) is not Relation.DIFFERENT
 
 
+def _template_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """One template line on two sibling pages ("Front desk: <number>" on each branch's page): the claims read
+    the same once their values are masked, and the page titles name one kind of thing with different
+    modifiers ("North Street branch" / "Harbour Road branch"), so each value belongs to its own page."""
+    if " ".join(a.masked.lower().split()) != " ".join(b.masked.lower().split()):
+        return False
+    title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return bool(title_a & title_b) and relation(title_a, title_b) is Relation.DIFFERENT
+
+
 def _each_names_its_own_page(a: ClaimFacts, name_a: str, b: ClaimFacts, name_b: str) -> bool:
     def in_title(facts: ClaimFacts, name: str) -> bool:
         title = facts.claim.context.split(" \u2014 ", 1)[0].lower()
@@ -283,7 +325,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
-    if scopes_differ(scope_a, scope_b):
+    if scopes_differ(scope_a, scope_b) or _template_siblings(a, b):
         return None
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.
@@ -333,7 +375,11 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             if a.channels or b.channels:
                 ctype = "procedure"
             strength = 0.5 + 0.5 * min(1.0, (similarity - POLARITY_MIN_SIMILARITY) / (1 - POLARITY_MIN_SIMILARITY))
-            found.append(Contradiction(ctype, damping * strength, a.claim.text, b.claim.text, a, b))
+            negative, positive = (a, b) if a.negative else (b, a)
+            if a.negative != b.negative and similarity < POLARITY_MIN_SIMILARITY and PERMISSION_RE.search(positive.claim.text):
+                # A denial of what the other claim permits: each word the denial shares with the other claim's statement is evidence of its own.
+                strength = max(strength, DENIAL_BASE_STRENGTH + DENIAL_WORD_STRENGTH * len(negative.denied & positive.content))
+            found.append(Contradiction(ctype, damping * min(1.0, strength), a.claim.text, b.claim.text, a, b))
     closed_open = (scope_a.days_closed & (scope_b.days - scope_b.days_closed)) or (scope_b.days_closed & (scope_a.days - scope_a.days_closed))
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
             found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))

@@ -89,7 +89,7 @@ def days_in(text: str) -> frozenset[str]:
         days.update(DAYS[:5])
     if re.search(r"\bweekends?\b", text, re.I):
         days.update(DAYS[5:])
-    if re.search(r"\b(?:daily|every day|seven days|7 days a week)\b", text, re.I):
+    if re.search(r"\b(?:daily|every day|(?:seven|7) days a week)\b", text, re.I):
         days.update(DAYS)
     return frozenset(days)
 
@@ -149,7 +149,10 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     inherited = categories(context, heading=True)
     # A heading scopes the claims under it by day, tier or name ("Saturday:", "Premium plan", a branch page);
     # audiences and seasons are said in the claim itself.
-    merged = [own[0], own[1] or inherited[1], own[2] or inherited[2], own[3] or inherited[3], own[4] or inherited[4]]
+    # A name that starts the claim ("Gold members …") scopes it only when nothing else names a scope.
+    opening_names = frozenset(proper_names(text[:text.find(" ")], first_words=True) & known_names) if " " in text else frozenset()
+    merged = [own[0], own[1] or inherited[1], own[2] or inherited[2], own[3] or inherited[3],
+              own[4] or inherited[4] or opening_names]
     future = [d for d in dates if d > now] if FROM_DATE_RE.search(text) else []
     if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
         future = [d for d in context_dates if d > now]

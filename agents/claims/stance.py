@@ -11,12 +11,14 @@ import re
 NEGATION_RE = re.compile(
     r"\b(?:not|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
     r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
-    r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?! (?:later|more|less|"
+    r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?!-)(?! (?:later|more|less|"
     r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
 NO_NEED_RE = re.compile(r"\b(?:no need|not (?:required|necessary|needed|mandatory|compulsory)|optional|"
                         r"don't (?:need|have) to|do not (?:need|have) to|needn't)\b", re.I)
 MUST_RE = re.compile(r"\b(?:must|required|mandatory|compulsory|have to|has to|need to|needs to|obligatory)\b",
                      re.I)
+# A claim that permits or offers something ("you can", "may", "are welcome to"): what a denial can contradict.
+PERMISSION_RE = re.compile(r"\b(?:can|may|allowed|permitted|welcome|able to|accepts?|accepted|eligible)\b", re.I)
 CHANNELS = {
     "web": r"\bonline\b|\b(?:our|the) website\b|\bweb ?site\b|\bweb form\b|\bonline form\b|\bportal\b",
     "app": r"\b(?:mobile |our |the )?app\b|\bapplication on your phone\b",
@@ -45,6 +47,9 @@ def is_negative(text: str) -> bool:
                for clause in COORDINATION_RE.split(ANSWER_PARTICLE_RE.sub("", text)))
 
 
+CONDITION_OPENING_RE = re.compile(r"\b(?:who|whose|if|unless|whoever|anyone|those)\b", re.I)
+
+
 def denied_words(text: str) -> frozenset[str]:
     """The words a denial applies to: the word after "non-", else up to three after each "not" / "cannot"
     within its clause, names left out (what is denied is an action or a quality, not a place)."""
@@ -54,6 +59,8 @@ def denied_words(text: str) -> frozenset[str]:
         if match.group().lower().startswith("non-"):
             words.add(match.group()[4:].lower())
             continue
+        if CONDITION_OPENING_RE.search(re.split(r"[,;:.()]", body[:match.start()])[-1]):
+            continue  # "passengers who cannot show a ticket pay …": a condition, not what the claim denies
         clause = re.split(r"[,;:.()]", body[match.end():], maxsplit=1)[0]
         following = re.findall(r"[A-Za-z][A-Za-z'\-]+", clause)[:3]
         words.update(w.lower() for w in following if not w[0].isupper())

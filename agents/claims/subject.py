@@ -139,7 +139,10 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
     words = _head_phrase(words)
     if not _stems(words) and not PAYER_VERB_RE.fullmatch(end.group()):
         # "You can cancel a gold pass up to 2 hours before": a pronoun acts; what it acts on is the subject.
-        acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES][1:]
+        verb, *acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES] or [""]
+        if acted_on and acted_on[0].lower() in PREPOSITIONS:
+            # "You can switch to the annual plan at no charge": what is free is the switch, not the plan.
+            return _stems([verb] + _head_phrase(acted_on)) or None
         return _stems(_head_phrase(acted_on)) or None
     if PAYER_VERB_RE.fullmatch(end.group()):
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.

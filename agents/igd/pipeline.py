@@ -11,13 +11,26 @@ from agents.answer import Embed, GeneratedAnswer, Passage, Sentence, select_sent
 from agents.citations import citation_tag
 from agents.igd.arithmetic import IGDParams, Mode
 from agents.igd.decoding import Backend, IGDResult, igd_generate
-from agents.igd.prompts import build_prompts
+from agents.igd.prompts import build_prompts, preview_support
 from agents.prompt_text import neutralise_tag, quote_attribute
 
 CONTEXT_CHARS = 2400  # retrieved text in the user branch; keeps prompts inside a small model's attention window
 SENTENCE_STYLE = "Reply in one short sentence."
 # On the answer path replies are a sentence, not a phrase.
 ANSWER_PARAMS = IGDParams(max_new_tokens=40, max_answer_words=25)
+
+
+@dataclass(frozen=True)
+class MemoryDisagreement:
+    """The answer-level filter routed to memory against a retrieved article: closed-book, the model answered
+    `memory_preview` where, from the article's support snippet (`passage`), it answered `context_preview`."""
+
+    ref: str
+    passage: str
+    context_preview: str
+    memory_preview: str
+    memory_ratio: float  # P_mem(ŷ_mem) / P_mem(ŷ_ctx)
+    user_ratio: float  # P_user(ŷ_ctx) / P_user(ŷ_mem)
 
 
 @dataclass
@@ -30,6 +43,24 @@ class IGDAnswer:
     @property
     def snippet_text(self) -> str:
         return " ".join(s.text for s in self.snippet)
+
+    @property
+    def disagreement(self) -> MemoryDisagreement | None:
+        """The filter's route to memory (in either mode: STRICT still answers from the context) and the article it
+        routed against: of the snippet's articles, the one whose sentence best supports the context preview."""
+        decision = self.result.filter
+        if decision is None or not decision.memory_disagrees or not self.snippet:
+            return None
+        context_preview = self.result.previews["context"]
+        best = max(self.snippet, key=lambda s: (preview_support(context_preview, s.text), s.similarity))
+        return MemoryDisagreement(
+            ref=best.ref,
+            passage=" ".join(s.text for s in self.snippet if s.ref == best.ref),
+            context_preview=context_preview,
+            memory_preview=self.result.previews["memory"],
+            memory_ratio=decision.memory_ratio,
+            user_ratio=decision.user_ratio,
+        )
 
 
 def context_block(passages: list[Passage], *, limit: int = CONTEXT_CHARS) -> str:

@@ -2,7 +2,9 @@
 
 With IGD_BACKEND set, the reply comes from Intent-Guided Decoding in the request's mode (else the knowledge
 base's default, STRICT unless set); any IGD failure (timeout, a server without log-probabilities) falls back to
-the plain answer, which is the LLM's when one is configured and an extractive quote otherwise.
+the plain answer, which is the LLM's when one is configured and an extractive quote otherwise. When IGD's
+answer-level filter routes to memory against a retrieved article, the knowledge base may record it on that article
+(conflicts.services.disagreements; off by default); recording never changes or fails the reply.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from agents.answer import EXTRACTIVE_ARTICLES, GeneratedAnswer, Passage, extractive_answer, generate_answer
@@ -20,9 +23,11 @@ from agents.igd.decoding import Backend
 from agents.igd.pipeline import ANSWER_PARAMS, IGDAnswer, igd_answer
 from agents.llm import LLMError
 from agents.configuration import llm_config_for
-from articles.models import ArticleVersion, KnowledgeBase
+from articles.audit import audit_event_record
+from articles.models import ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import SearchHit, search
 from conflicts.models import AnswerMode, AnswerSettings, Turn, TurnSource
+from conflicts.services.disagreements import model_disagreement_record
 from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
 
 logger = logging.getLogger(__name__)
@@ -62,14 +67,26 @@ def answer_default_mode(*, knowledge_base: KnowledgeBase) -> str:
     return row or AnswerMode.STRICT
 
 
-def answer_settings_update(*, knowledge_base: KnowledgeBase, default_mode: str, user=None) -> AnswerSettings:
-    """Set the knowledge base's default answer mode; the row records who changed it and when."""
+def answer_settings_update(
+    *, knowledge_base: KnowledgeBase, default_mode: str, record_model_disagreements: bool | None = None, user=None
+) -> AnswerSettings:
+    """Set the knowledge base's default answer mode and whether it records model-disagreement findings (None: left
+    as it is); the row records who changed it and when, and a change writes the audit row."""
     if default_mode not in AnswerMode.values:
         raise ValueError(f"default_mode {default_mode!r} is not one of {AnswerMode.values}")
-    row, _ = AnswerSettings.objects.update_or_create(
-        knowledge_base=knowledge_base, defaults={"default_mode": default_mode, "updated_by": user}
-    )
-    logger.info("answer settings: %s default mode -> %s", knowledge_base.slug, default_mode)
+    with transaction.atomic():
+        row, _ = AnswerSettings.objects.select_for_update().get_or_create(knowledge_base=knowledge_base)
+        before = {"default_mode": row.default_mode, "record_model_disagreements": row.record_model_disagreements}
+        row.default_mode = default_mode
+        if record_model_disagreements is not None:
+            row.record_model_disagreements = record_model_disagreements
+        row.updated_by = user if getattr(user, "is_authenticated", False) else None
+        row.save()
+        after = {"default_mode": row.default_mode, "record_model_disagreements": row.record_model_disagreements}
+        if after != before:
+            audit_event_record(action=AuditAction.ANSWER_SETTINGS_CHANGED, target=row, knowledge_base=knowledge_base,
+                               actor=user, before=before, after=after)
+    logger.info("answer settings: %s -> %s", knowledge_base.slug, after)
     return row
 
 
@@ -147,7 +164,18 @@ def answer_question(
     )
     composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=hits)
     turn = turn_reply_record(turn=turn, reply=composed.answer.reply, sent_at=timezone.now())
+    if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
+        _disagreement_record(turn=turn, disagreement=disagreement)
     return AnswerResponse(
         turn=turn, reply=composed.answer.reply, citations=composed.answer.citations, hits=hits,
         answer_error=composed.answer_error, mode=composed.mode, igd=composed.igd,
     )
+
+
+def _disagreement_record(*, turn: Turn, disagreement) -> None:
+    """Record the model's disagreement after the reply is recorded; a failure is logged, never the customer's."""
+    try:
+        with transaction.atomic():
+            model_disagreement_record(turn=turn, disagreement=disagreement)
+    except Exception:  # fail open, as detection does: the reply has been recorded and goes out unchanged
+        logger.exception("turn %s: recording the model's disagreement with %s failed", turn.pk, disagreement.ref)

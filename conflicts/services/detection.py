@@ -19,25 +19,31 @@ import datetime as dt
 import logging
 import math
 import operator
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.claims import ClaimVectors
+from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
 from agents.batching import judge_call, pack_calls
 from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
+from articles.claim_texts import texts_key
 from articles.embeddings import embed_texts
 from articles.models import Article, ArticleStatus
+from articles.selectors import version_claim_vectors
 from conflicts import jobs
 from conflicts.models import (
     ActivityKind,
@@ -71,10 +77,60 @@ def impact_point(moment: dt.datetime) -> float:
     return (moment - IMPACT_EPOCH).total_seconds() / IMPACT_HALF_LIFE_S * math.log(2)
 
 
+class StoredFirstEncoder:
+    """The claim detector's encoder in this process: the vectors the index sync stored for an article
+    version's claims (loaded per turn by `load`), and the index's sentence model only for texts without them
+    (a version indexed before claim vectors were stored, or never indexed)."""
+
+    def __init__(self, encode, *, max_entries: int = VECTOR_CACHE_ARTICLES) -> None:
+        self.encode = encode
+        self.max_entries = max_entries
+        self._known: OrderedDict[str, tuple[int, np.ndarray]] = OrderedDict()  # texts key -> (version, vectors)
+        self._looked_up: OrderedDict[int, None] = OrderedDict()  # versions fetched already, found or not
+        self._lock = threading.Lock()
+
+    def __call__(self, texts) -> np.ndarray:
+        key = texts_key(texts)
+        with self._lock:
+            version_id, vectors = self._known.pop(key, (None, None))  # ClaimVectors keeps them from now on
+            if version_id is not None:
+                self._looked_up.pop(version_id, None)  # should ClaimVectors drop them, fetch them again
+        if vectors is not None and len(vectors) == len(texts):
+            return vectors
+        return self.encode(list(texts))
+
+    def load(self, *, knowledge_base_id: int, version_ids) -> None:
+        """Fetch the stored claim vectors of the versions not looked up yet (one query; none when all were)."""
+        with self._lock:
+            missing = [v for v in dict.fromkeys(version_ids) if v not in self._looked_up]
+        if not missing:
+            return
+        self.keep(version_claim_vectors(knowledge_base_id=knowledge_base_id, version_ids=missing), looked_up=missing)
+
+    def keep(self, stored: dict[int, tuple[str, np.ndarray]], *, looked_up=()) -> None:
+        """Hold stored vectors (version id -> (texts key, vectors)) until the claim detector asks for them."""
+        with self._lock:
+            for version_id in [*looked_up, *stored]:
+                self._looked_up[version_id] = None
+            for version_id, (key, vectors) in stored.items():
+                self._known[key] = (version_id, vectors)
+            while len(self._looked_up) > self.max_entries:
+                self._looked_up.popitem(last=False)
+            while len(self._known) > self.max_entries:
+                self._known.popitem(last=False)
+
+
+def claim_texts_of(title: str, body: str, *, year: int | None = None) -> list[str]:
+    """The texts the claim detector embeds for an article (its claims, values masked) when checking in
+    `year` (this one by default): what the index sync stores vectors of (registered in conflicts.apps)."""
+    return [facts.masked for facts in analyse_text(title, body, year or timezone.localdate().year)]
+
+
 @functools.cache
 def claim_vectors() -> ClaimVectors:
-    """Claim vectors for this process, computed once per article text with the index's sentence model."""
-    return ClaimVectors(embed_texts)
+    """Claim vectors for this process: stored at index time per article version, computed with the index's
+    sentence model for a text without them, and kept per article text for later turns."""
+    return ClaimVectors(StoredFirstEncoder(embed_texts))
 
 
 def claim_detector_warm_up() -> None:
@@ -225,16 +281,11 @@ def conflicts_record(
         for pair in pairs
         for finding, low, high in [sightings[pair]]
     )
-    point = impact_point(now)
     opened, outdated = [], []
     for pair in pairs:
         conflict, (finding, low, high) = conflicts[pair], sightings[pair]
         conflict.detector = detector_merged(conflict.detector, finding.detector)
-        conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
-        conflict.times_seen += 1
-        conflict.times_cited += int(Citation.of(low=low.cited, high=high.cited) != Citation.NEITHER)
-        conflict.last_seen = now
-        conflict_sighting_wake(conflict=conflict)  # a snooze "until seen N more times" ends here
+        conflict_sighting_count(conflict=conflict, citation=Citation.of(low=low.cited, high=high.cited), moment=now)
         if conflict.pk in created:
             opened.append(ConflictActivity(conflict=conflict, kind=ActivityKind.OPENED, from_status=conflict.status,
                                            to_status=conflict.status, detail={"turn": turn.external_id}))
@@ -260,6 +311,17 @@ def conflicts_record(
 # What counting a sighting changes on a conflict (status changes are saved by conflict_regress itself).
 SIGHTING_FIELDS = ["detector", "impact", "times_seen", "times_cited", "last_seen", "type", "explanation",
                    "snippet_low", "snippet_high"]
+
+
+def conflict_sighting_count(*, conflict: Conflict, citation: str, moment: dt.datetime) -> None:
+    """Count one more occurrence on the locked conflict (the caller saves it): times seen and cited, the
+    recency-decayed impact, last seen; a snooze "until seen N more times" that is now reached ends here."""
+    point = impact_point(moment)
+    conflict.impact = point if conflict.times_seen == 0 else float(_logaddexp(conflict.impact, point))
+    conflict.times_seen += 1
+    conflict.times_cited += int(citation != Citation.NEITHER)
+    conflict.last_seen = moment
+    conflict_sighting_wake(conflict=conflict)
 
 
 DETECTORS_FOUND = ("claims", "llm", "both")
@@ -402,6 +464,8 @@ def _bounded_result(future, *, deadline: float, setup: _Setup, what: str):
 def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
     """Claims, cached verdicts and pairs about different things for one turn, on a bounded thread."""
     articles, usages = _article_texts(turn=run.turn)
+    claim_vectors().encoder.load(knowledge_base_id=run.turn.knowledge_base_id,
+                                 version_ids=[u.version_id for u in usages.values()])
     future = _bounded.submit(
         plan_detection,
         articles=articles,
@@ -424,7 +488,11 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
         if leader.plan is not None and leader.plan.needs_llm and setup.batching:
             if _gate_join(run):
                 return run  # a worker gathering turns of this knowledge base judges this one with its own
-            company, deadline = _gather(run, setup=setup)
+            company, deadline, waited = _gather(run, setup=setup)
+            if waited:
+                # Verdicts recorded meanwhile (a batch that was in flight when this turn was planned) settle
+                # its pairs now: plan it again rather than ask the LLM for them a second time.
+                checks[0] = _check_plan(run, setup=setup, deadline=deadline)
             checks += company
         _judge(checks, setup=setup, deadline=deadline)
         return _record_all(checks, setup=setup)
@@ -463,11 +531,13 @@ def _gate_join(run: DetectionRun) -> bool:
     return True
 
 
-def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
+def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, bool]:
     """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones. Returns
-    them and the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls."""
+    them, the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls, and
+    whether this worker waited."""
     until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
-    if until > timezone.now():
+    waited = until > timezone.now()
+    if waited:
         DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
         _wait_until(until)
     cap = settings.DETECTION_BATCH_MAX_TURNS - 1
@@ -489,7 +559,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float]:
                 waiting.exclude(pk__in=taken).values_list("turn_id", flat=True)[: settings.DETECTION_BATCH_MAX_TURNS]))
     runs = DetectionRun.objects.select_related("turn").filter(pk__in=taken).order_by("created_at", "pk")
     deadline = time.monotonic() + setup.timeout_s
-    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline
+    return [_check_plan(other, setup=setup, deadline=deadline) for other in runs], deadline, waited
 
 
 def _wait_until(moment: dt.datetime) -> None:

@@ -144,6 +144,23 @@ def webhook_set_active(*, webhook: Webhook, active: bool, actor=None) -> Webhook
     return locked
 
 
+def webhook_delete(*, webhook: Webhook, actor=None) -> int:
+    """Delete a webhook. Its delivery log stays (the rows lose their link, not their history); deliveries
+    still queued are failed in the same transaction, so none is posted after the receiver was removed (one
+    being sent right now finishes). Returns how many queued deliveries were failed."""
+    with transaction.atomic():
+        locked = Webhook.objects.select_for_update().filter(pk=webhook.pk).first()
+        if locked is None:
+            return 0
+        cancelled = NotificationDelivery.objects.filter(
+            webhook=locked, status=DeliveryStatus.QUEUED
+        ).update(status=DeliveryStatus.FAILED, last_error="the webhook was deleted")
+        audit_event_record(action=AuditAction.WEBHOOK_DELETED, target=locked, knowledge_base=locked.knowledge_base,
+                           actor=actor, url=locked.url, pending_failed=cancelled)
+        locked.delete()
+    return cancelled
+
+
 def notification_settings_update(
     *, knowledge_base: KnowledgeBase, min_seen: int, min_cited: int, email_recipients: list[str], email_mode: str,
     actor=None,
@@ -228,7 +245,7 @@ def _payload(event: NotificationEvent, conflict: Conflict, kb: KnowledgeBase, de
             "type": conflict.type,
             "explanation": conflict.explanation,
             "articles": [{"ref": articles[pk][0], "title": articles[pk][1]}
-                         for pk in (conflict.article_low_id, conflict.article_high_id)],
+                         for pk in (conflict.article_low_id, conflict.article_high_id) if pk is not None],
             "times_seen": conflict.times_seen,
             "times_cited": conflict.times_cited,
             "assignee": conflict.assignee.get_username() if conflict.assignee_id else None,
@@ -302,7 +319,8 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
 
 def notify_conflict_sighting(*, conflict: Conflict) -> NotificationEvent | None:
     """Called by detection after counting a sighting: a conflict never reviewed that has now reached the
-    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once."""
+    knowledge base's threshold (seen in N turns or cited by M replies) is announced, once. A snoozed
+    conflict is not announced while it sleeps; the service that wakes it calls this again."""
     events = notify_conflict_sightings(conflicts=[conflict])
     return events[0] if events else None
 
@@ -310,7 +328,9 @@ def notify_conflict_sighting(*, conflict: Conflict) -> NotificationEvent | None:
 def notify_conflict_sightings(*, conflicts: list[Conflict]) -> list[NotificationEvent]:
     """notify_conflict_sighting for the conflicts one check counted (of one knowledge base), in a
     settings read and one look-up of the announcements already made, whatever their number."""
-    unreviewed = [c for c in conflicts if c.status == ConflictStatus.OPEN and c.reviewed_at is None]
+    now = timezone.now()
+    unreviewed = [c for c in conflicts
+                  if c.status == ConflictStatus.OPEN and c.reviewed_at is None and not c.snoozed_at(now)]
     if not unreviewed:
         return []
     configs: dict[int, NotificationSettings] = {}

@@ -20,7 +20,7 @@ from conflicts.models import (
     ConflictSubstatus,
     ReviewWinner,
 )
-from conflicts.services.notifications import notify_assignment, notify_regression
+from conflicts.services.notifications import notify_assignment, notify_conflict_sighting, notify_regression
 from conflicts.services.suggestions import suggestion_record_use
 
 _KIND_FOR_STATUS = {
@@ -87,7 +87,10 @@ def _versions_left_current(article_ids) -> dict[int, int | None]:
 
 
 def _infer_winner(conflict: Conflict, fixed_ids: set[int]) -> str:
-    """The edited or deleted article lost; both touched means neither was right as it stood."""
+    """The edited or deleted article lost; both touched means neither was right as it stood. A one-article
+    finding has no sides (and no place among the Observer's decisions)."""
+    if not conflict.is_pair:
+        return ""
     if fixed_ids == {conflict.article_low_id}:
         return ReviewWinner.HIGH
     if fixed_ids == {conflict.article_high_id}:
@@ -105,13 +108,18 @@ def conflict_resolve(
 
     A fix made from a stale version raises articles.services.StaleVersionError and nothing is written.
     """
-    pair = {conflict.article_low_id, conflict.article_high_id}
+    pair = {conflict.article_low_id, conflict.article_high_id} - {None}
     if any(fix.article_id not in pair for fix in fixes):
-        raise ConflictStateError("A fix can only change one of the two articles of this conflict.")
+        raise ConflictStateError(
+            "A fix can only change one of the two articles of this conflict." if conflict.is_pair
+            else "A fix can only change the article of this finding."
+        )
     if not fixes and not note.strip():
         raise ConflictStateError("Say what was done (a note) when resolving without editing either article.")
     if winner and winner not in ReviewWinner.values:
         raise ConflictStateError(f"Unknown winner {winner!r}.")
+    if winner and not conflict.is_pair:
+        raise ConflictStateError("A finding about one article has no side to name as right.")
     with transaction.atomic():
         # Lock the conflict first: of two reviewers acting at once, the second waits, then is told.
         locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
@@ -148,7 +156,7 @@ def conflict_resolve(
             review_note=note,
             winner=winner or _infer_winner(locked, {f.article_id for f in fixes}),
             reviewed_version_low_id=versions[locked.article_low_id],
-            reviewed_version_high_id=versions[locked.article_high_id],
+            reviewed_version_high_id=versions.get(locked.article_high_id),
             **_REVIEW_RESETS,
         )
         suggestion_record_use(conflict=resolved)
@@ -161,7 +169,7 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
     """The difference is intentional (both are right in their context)."""
     if not reason.strip():
         raise ConflictStateError("A reason is required to dismiss a conflict.")
-    versions = _versions_left_current({conflict.article_low_id, conflict.article_high_id})
+    versions = _versions_left_current({conflict.article_low_id, conflict.article_high_id} - {None})
     return conflict_transition(
         conflict=conflict,
         to_status=ConflictStatus.DISMISSED,
@@ -171,9 +179,9 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
         reviewed_by=actor,
         reviewed_at=timezone.now(),
         review_note=reason,
-        winner=ReviewWinner.BOTH,
+        winner=ReviewWinner.BOTH if conflict.is_pair else "",
         reviewed_version_low_id=versions[conflict.article_low_id],
-        reviewed_version_high_id=versions[conflict.article_high_id],
+        reviewed_version_high_id=versions.get(conflict.article_high_id),
         **_REVIEW_RESETS,
     )
 
@@ -346,6 +354,7 @@ def conflict_unsnooze(*, conflict: Conflict, actor=None, note: str = "Snooze end
         locked.snoozed_until = locked.snoozed_until_seen = None
         locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
         _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
+        notify_conflict_sighting(conflict=locked)  # reached the threshold while asleep: announced now
     return locked
 
 
@@ -367,6 +376,7 @@ def conflicts_snooze_expire(*, now: dt.datetime | None = None) -> int:
             _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED,
                            note=f"Snooze ended: {timezone.localtime(until):%Y-%m-%d %H:%M} has passed.",
                            until=until.isoformat())
+            notify_conflict_sighting(conflict=locked)
             ended += 1
     return ended
 
@@ -406,7 +416,9 @@ def _content_date(article: Article) -> dt.date:
 
 def conflict_resolve_by_deleting_older(*, conflict: Conflict, actor=None, note: str) -> Conflict:
     """Resolve by deleting the article with the older content date (the lower id on a tie or when
-    unknown); the newer one is kept as right."""
+    unknown); the newer one is kept as right. Refused for a one-article finding (there is no newer side)."""
+    if not conflict.is_pair:
+        raise ConflictStateError("This finding is about one article: there is no older article to delete.")
     low, high = (
         Article.objects.select_related("current_version").get(pk=pk) for pk in (conflict.article_low_id, conflict.article_high_id)
     )

@@ -307,6 +307,7 @@ def staff_decisions(*, knowledge_base: KnowledgeBase) -> list[Decision]:
             status__in=[ConflictStatus.PROCESSED, ConflictStatus.DISMISSED],
             reviewed_version_low__isnull=False,
             reviewed_version_high__isnull=False,
+            article_high__isnull=False,  # one-article findings have no side a rule could pick
         )
         .exclude(winner="")
         .select_related("article_low", "article_high")

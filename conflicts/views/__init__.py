@@ -26,6 +26,7 @@ from conflicts.views.notifications import (
     ops_notification_settings,
     ops_notifications,
     ops_webhook_create,
+    ops_webhook_delete,
     ops_webhook_rotate,
     ops_webhook_toggle,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "ops_notification_settings",
     "ops_notifications",
     "ops_webhook_create",
+    "ops_webhook_delete",
     "ops_webhook_rotate",
     "ops_webhook_toggle",
     "ops_resync",

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from articles.models import Membership
+from articles.selectors import membership_get
 from conflicts.permissions import SESSION_KB_KEY
 
 
@@ -19,7 +19,7 @@ def kb_switch(request):
         kb_id = int(request.POST.get("knowledge_base", ""))
     except ValueError:
         raise Http404("No such knowledge base.") from None
-    membership = Membership.objects.filter(user=request.user, knowledge_base_id=kb_id).first()
+    membership = membership_get(user=request.user, knowledge_base_id=kb_id)
     if membership is None:
         raise Http404("No such knowledge base.")
     request.session[SESSION_KB_KEY] = membership.knowledge_base_id

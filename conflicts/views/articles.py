@@ -22,7 +22,7 @@ from conflicts import selectors
 from conflicts.forms import ArticleEditForm
 from conflicts.permissions import allows, kb_view
 from conflicts.views.common import get_in_kb_or_404, query_string, render_page
-from conflicts.views.display import diff_html, render_markdown, stale_message
+from conflicts.views.display import diff_html, render_markdown, stale_message, with_explanations
 
 PAGE_SIZE = 50
 
@@ -76,6 +76,9 @@ def article_context(request, article: Article, *, edit_form=None, error: str = "
         "deleted": article.status == ArticleStatus.DELETED,
         "version_diff": _version_diff(request, article, versions),
         "conflicts": selectors.conflicts_for_article(knowledge_base=request.kb, article_id=article.pk),
+        "model_disagreements": with_explanations(
+            selectors.model_disagreements_for_article(knowledge_base=request.kb, article_id=article.pk)
+        ),
         "can_review": allows(request, Role.REVIEWER),
         "edit_form": edit_form
         or ArticleEditForm(
@@ -157,7 +160,7 @@ def article_restore_view(request, pk: int):
 @require_POST
 def article_version_restore_view(request, pk: int, version_pk: int):
     article = _article_or_404(request, pk)
-    version = ArticleVersion.objects.filter(article=article, pk=version_pk).first()
+    version = article_selectors.article_version_get(article=article, version_id=version_pk)
     if version is None:
         raise Http404("Unknown version.")
     try:

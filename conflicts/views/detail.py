@@ -58,10 +58,16 @@ def _side(conflict: Conflict, side: str) -> dict:
     }
 
 
+def _sides(conflict: Conflict) -> list[str]:
+    """The sides a reviewer sees and may fix: both of a pair, the one article of a finding."""
+    return ["low", "high"] if conflict.is_pair else ["low"]
+
+
 def _resolve_form(conflict: Conflict, data=None, suggestion=None) -> ResolveForm:
     """The resolve form; with `suggestion`, pre-filled with its proposed edit for the reviewer to confirm."""
     initial = {}
-    for side, article in (("low", conflict.article_low), ("high", conflict.article_high)):
+    for side in _sides(conflict):
+        article = conflict.article_low if side == "low" else conflict.article_high
         initial[f"{side}_action"] = "keep"
         initial[f"{side}_body"] = article.current_version.body if article.current_version else ""
         initial[f"{side}_expected_version_id"] = article.current_version_id
@@ -71,6 +77,8 @@ def _resolve_form(conflict: Conflict, data=None, suggestion=None) -> ResolveForm
     if suggestion is not None and suggestion.winner_id:
         initial["winner"] = ReviewWinner.LOW if suggestion.winner_id == conflict.article_low_id else ReviewWinner.HIGH
     form = ResolveForm(data, initial=initial, conflict=conflict)
+    if not conflict.is_pair:
+        return form  # no sides to choose between (ResolveForm left out the second side and the winner)
     form.fields["winner"].choices = [
         ("", "Let the edit decide"),
         (ReviewWinner.LOW, f"A: {conflict.article_low.title}"),
@@ -83,18 +91,20 @@ def _resolve_form(conflict: Conflict, data=None, suggestion=None) -> ResolveForm
 
 def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_form=None, reopen_form=None,
                    action_error: str = "") -> dict:
-    low, high = _side(conflict, "low"), _side(conflict, "high")
-    suggestion = selectors.conflict_suggestion(conflict=conflict)
+    sides = [_side(conflict, side) for side in _sides(conflict)]
+    # A one-article finding has no suggestion (MACR judges pairs) and no second passage to compare.
+    suggestion = selectors.conflict_suggestion(conflict=conflict) if conflict.is_pair else None
     applying = suggestion is not None and request.GET.get("apply") == "1" and resolve_form is None
     # The relevant passages are the snippets; without them, the whole texts.
-    passage_a = conflict.snippet_low or (low["version"].body if low["version"] else "")
-    passage_b = conflict.snippet_high or (high["version"].body if high["version"] else "")
+    passages = [
+        (conflict.snippet_for(s["article"].pk) or (s["version"].body if s["version"] else "")) for s in sides
+    ]
     return {
         "conflict": conflict,
         "explanation": conflict_explanation(conflict),
-        "sides": [low, high],
+        "sides": sides,
         "type_label": ConflictType(conflict.type).label if conflict.type in ConflictType.values else conflict.type,
-        "passage_diff": diff_html(old=passage_a, new=passage_b),
+        "passage_diff": diff_html(old=passages[0], new=passages[1]) if conflict.is_pair else None,
         **occurrence_context(request, conflict),
         "activity": selectors.conflict_activity(conflict=conflict),
         "can_review": allows(request, Role.REVIEWER),
@@ -106,6 +116,9 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "suggestion_outdated": suggestion is not None
         and (suggestion.version_low_id, suggestion.version_high_id)
         != (conflict.article_low.current_version_id, conflict.article_high.current_version_id),
+        # A finding is about the version it names: say when the article has changed since.
+        "disputed_outdated": not conflict.is_pair
+        and conflict.disputed_version_id != conflict.article_low.current_version_id,
         "suggestions_llm": llm_config_for("suggestions") is not None,
         "dismiss_form": dismiss_form or DismissForm(),
         "reopen_form": reopen_form or ReopenForm(),
@@ -175,7 +188,7 @@ def conflict_resolve_view(request, pk: int):
                 fixes=form.fixes(),
                 actor=request.user,
                 note=form.cleaned_data["note"].strip(),
-                winner=form.cleaned_data["winner"],
+                winner=form.cleaned_data.get("winner", ""),
             )
         except StaleVersionError as exc:
             # Nothing was written: the service works in one transaction and refuses before it commits.
@@ -200,7 +213,7 @@ def conflict_preview(request, pk: int):
     """The proposed change of one article as a diff against its current version (writes nothing)."""
     conflict = _conflict_or_404(request, pk)
     side = request.POST.get("side")
-    if side not in ("low", "high"):
+    if side not in _sides(conflict):
         raise Http404("Unknown side.")
     article = conflict.article_low if side == "low" else conflict.article_high
     current = article.current_version.body if article.current_version else ""
@@ -213,6 +226,8 @@ def conflict_preview(request, pk: int):
 @require_POST
 def conflict_suggestion_recompute(request, pk: int):
     conflict = _conflict_or_404(request, pk)
+    if not conflict.is_pair:
+        raise Http404("A finding about one article has no suggestion.")
     suggestion_enqueue(conflict_id=conflict.pk, force=True)
     return _done(request, conflict, "The suggestion is being recomputed.")
 

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 from django.utils.html import escape
 
-from articles.models import ArticleVersion
+from articles.selectors import version_numbers
 from django.utils.safestring import SafeString, mark_safe
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
@@ -69,14 +69,18 @@ def with_titles(*, text: str, titles: dict[str, str]) -> str:
 
 
 def conflict_explanation(conflict) -> str:
-    """A conflict's explanation naming the two articles by title."""
+    """A conflict's explanation naming its articles (two, or one for a one-article finding) by title."""
     return with_titles(
         text=conflict.explanation,
-        titles={
-            conflict.article_low.external_ref: conflict.article_low.title,
-            conflict.article_high.external_ref: conflict.article_high.title,
-        },
+        titles={a.external_ref: a.title for a in (conflict.article_low, conflict.article_high) if a is not None},
     )
+
+
+def with_explanations(conflicts: list) -> list:
+    """The conflicts, each with `explanation_display` (conflict_explanation) for a list template."""
+    for conflict in conflicts:
+        conflict.explanation_display = conflict_explanation(conflict)
+    return conflicts
 
 
 @dataclass
@@ -160,11 +164,7 @@ def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart
 def stale_message(exc) -> str:
     """A stale-edit refusal in the reviewer's terms: version numbers (v2, v3), never database ids."""
     article = exc.article
-    numbers = dict(
-        ArticleVersion.objects.filter(pk__in=[exc.expected_version_id or 0, article.current_version_id or 0]).values_list(
-            "pk", "number"
-        )
-    )
+    numbers = version_numbers(version_ids=[exc.expected_version_id or 0, article.current_version_id or 0])
     opened = numbers.get(exc.expected_version_id)
     current = numbers.get(article.current_version_id)
     opened_text = f"v{opened}" if opened else "an older version"

@@ -19,6 +19,7 @@ from conflicts.services.notifications import (
     notification_settings_for,
     notification_settings_update,
     webhook_create,
+    webhook_delete,
     webhook_rotate_secret,
     webhook_set_active,
 )
@@ -113,6 +114,16 @@ def ops_webhook_rotate(request, pk: int):
 def ops_webhook_toggle(request, pk: int):
     webhook = get_in_kb_or_404(Webhook.objects.all(), knowledge_base=request.kb, pk=pk)
     webhook_set_active(webhook=webhook, active=not webhook.active, actor=request.user)
+    if not request.htmx:
+        return redirect(reverse("ops_notifications"))
+    return render_page(request, OPS_TEMPLATE, ops_context(request), partial="webhooks")
+
+
+@kb_view(read=Role.OPS, write=Role.OPS)
+@require_POST
+def ops_webhook_delete(request, pk: int):
+    webhook = get_in_kb_or_404(Webhook.objects.all(), knowledge_base=request.kb, pk=pk)
+    webhook_delete(webhook=webhook, actor=request.user)
     if not request.htmx:
         return redirect(reverse("ops_notifications"))
     return render_page(request, OPS_TEMPLATE, ops_context(request), partial="webhooks")

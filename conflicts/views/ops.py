@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from articles.jobs import index_sync_start
 from articles.models import IndexSyncJob, Role, SyncStatus
-from articles.selectors import stale_articles
+from articles.selectors import latest_index_sync_job, stale_articles
 from conflicts import selectors
 from conflicts.forms import ApiTokenForm, ResyncForm
 from conflicts.models import ApiToken
@@ -25,7 +25,7 @@ STALE_SHOWN = 50
 def ops_context(request, **extra) -> dict:
     kb = request.kb
     stale = stale_articles(knowledge_base=kb).only("pk", "external_ref", "title", "status")
-    job = IndexSyncJob.objects.filter(knowledge_base=kb).order_by("-created_at").first()
+    job = latest_index_sync_job(knowledge_base=kb)
     return {
         "job": job,
         "job_active": job is not None and job.status in (SyncStatus.QUEUED, SyncStatus.RUNNING),

@@ -17,6 +17,7 @@ from articles.models import Role
 from conflicts.forms import AnswerSettingsForm, PlaygroundForm
 from conflicts.permissions import allows, kb_view
 from conflicts.services.answering import answer_compose, answer_default_mode, answer_settings_update, igd_backend
+from conflicts.services.disagreements import model_disagreements_recorded
 from conflicts.views.common import render_page
 
 CHART_STEP = 22  # px per generated token
@@ -65,9 +66,11 @@ def _backend_kind() -> str:
 @kb_view(read=Role.REVIEWER, write=Role.REVIEWER)
 def answer_playground(request):
     default_mode = answer_default_mode(knowledge_base=request.kb)
+    recorded = model_disagreements_recorded(knowledge_base=request.kb)
     context: dict = {
         "default_mode": default_mode, "backend_kind": _backend_kind(), "answer_path_igd": settings.IGD_BACKEND != "off",
-        "can_manage": allows(request, Role.OPS), "settings_form": AnswerSettingsForm(initial={"default_mode": default_mode}),
+        "records_disagreements": recorded, "can_manage": allows(request, Role.OPS),
+        "settings_form": AnswerSettingsForm(initial={"default_mode": default_mode, "record_model_disagreements": recorded}),
     }
     if request.method == "POST":
         form = PlaygroundForm(request.POST)
@@ -95,8 +98,11 @@ def answer_playground(request):
 def answer_settings_view(request):
     form = AnswerSettingsForm(request.POST)
     if form.is_valid():
-        answer_settings_update(knowledge_base=request.kb, default_mode=form.cleaned_data["default_mode"], user=request.user)
-        messages.success(request, "Default answer mode saved.")
+        answer_settings_update(
+            knowledge_base=request.kb, default_mode=form.cleaned_data["default_mode"],
+            record_model_disagreements=form.cleaned_data["record_model_disagreements"], user=request.user,
+        )
+        messages.success(request, "Answer settings saved.")
     else:
         messages.error(request, "Choose strict or truth.")
     return redirect("answer_playground")

@@ -7,10 +7,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from articles.models import Article, Role
+from articles.models import Role
+from articles.selectors import article_title
 from conflicts import selectors
 from conflicts.forms import BulkActionForm, QueueFilterForm, SnoozeForm
-from conflicts.models import Conflict, ConflictStatus, ConflictType
+from conflicts.models import ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
 from conflicts.services.review import (
     conflict_assign,
@@ -20,7 +21,7 @@ from conflicts.services.review import (
     conflicts_bulk,
 )
 from conflicts.views.common import query_string, render_page
-from conflicts.views.display import conflict_explanation
+from conflicts.views.display import with_explanations
 
 PAGE_SIZE = 25
 
@@ -52,9 +53,7 @@ def queue_context(
     page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
     params = _url_params(filters)
     base = reverse("conflict_queue")
-    conflicts = page.conflicts
-    for conflict in conflicts:
-        conflict.explanation_display = conflict_explanation(conflict)
+    conflicts = with_explanations(page.conflicts)
     tabs = [
         {
             "status": status,
@@ -95,8 +94,7 @@ def queue_context(
         "reviewers": selectors.kb_reviewers(knowledge_base=kb) if allows(request, Role.REVIEWER) else [],
         "snooze_form": SnoozeForm(),
         "article_filter_title": (
-            Article.objects.filter(knowledge_base=kb, pk=filters["article_id"]).values_list("title", flat=True).first()
-            if filters["article_id"] else ""
+            article_title(knowledge_base=kb, article_id=filters["article_id"]) if filters["article_id"] else ""
         ),
     }
 
@@ -135,7 +133,7 @@ def conflict_bulk(request):
         notice, error, status = " ".join(e for errors in form.errors.values() for e in errors), True, 400
     else:
         ids = set(form.cleaned_data["ids"])
-        conflicts = list(Conflict.objects.filter(knowledge_base=request.kb, pk__in=ids).order_by("pk"))
+        conflicts = selectors.conflicts_by_ids(knowledge_base=request.kb, ids=ids)
         if len(conflicts) != len(ids):
             raise Http404("Not found in this knowledge base.")
         done, refused = conflicts_bulk(conflicts=conflicts, actor=request.user,

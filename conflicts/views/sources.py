@@ -81,7 +81,7 @@ def _detail_context(request, source, **extra) -> dict:
         "syncs": syncs,
         **_sync_context(syncs[0] if syncs else None),
         "awaiting_gone": list(selectors.source_pages(source=source, state=PageState.GONE_PENDING)),
-        "failing_pages": list(selectors.source_pages(source=source).exclude(last_error="")[:ERRORS_SHOWN]),
+        "failing_pages": list(selectors.source_pages(source=source, failing=True)[:ERRORS_SHOWN]),
         "files": list(source.files.only("name", "size", "uploaded_at")) if source.kind == SourceKind.UPLOAD else [],
         "can_ops": allows(request, Role.OPS),
         "upload_error": "",

@@ -127,3 +127,21 @@ def test_a_plan_without_pairs_for_the_llm_is_in_no_call():
     empty = dataclasses.replace(plan(1, 2), unjudged=[])
     batch = pack_calls([empty], max_pairs=60)
     assert batch.calls == [] and batch.calls_of(0) == [] and batch.pays_for(0) is None
+
+
+def test_a_call_shows_each_article_as_the_union_of_its_pairs_excerpts_or_whole(scripted_llm):
+    texts = {1: "Line one of 1.\nLine two of 1.\nLine three of 1.", 2: "Only line of 2.", 3: "Only line of 3.",
+             4: "Only line of 4."}
+    first = plan(1, 2, 3, pairs=[(1, 2), (1, 3)], texts=texts)
+    first.excerpts = {("a01", "a02"): {"a01": {0: ("", "Line one of 1.")}, "a02": {0: ("", "Only line of 2.")}},
+                      ("a01", "a03"): {"a01": {2: ("", "Line three of 1.")}, "a03": {0: ("", "Only line of 3.")}}}
+    second = plan(2, 4, texts=texts)  # no excerpts: a02 and a04 are shown whole
+    batch = pack_calls([first, second], max_pairs=60)
+    (call,) = batch.calls
+    scripted_llm.push(answer(verdicts()))
+    judge_call(call, config=scripted_llm.config())
+    user = message_text(scripted_llm.requests[0], "user")
+    article_1 = user.split('ref="a01"')[1].split("</article>")[0]
+    assert "Line one of 1.\n[...]\nLine three of 1." in article_1 and "Line two of 1." not in article_1
+    assert 'excerpt="true"' in user.split('ref="a01"')[1].split(">")[0]
+    assert 'excerpt="true"' not in user.split('ref="a02"')[1].split(">")[0]  # whole: one of its pairs has no excerpt

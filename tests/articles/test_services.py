@@ -184,3 +184,35 @@ def test_a_failed_sync_job_records_why(kb, monkeypatch):
     job.refresh_from_db()
     assert job.status == SyncStatus.FAILED and job.finished_at is not None
     assert job.error == "OSError: No space left on device"
+
+
+@pytest.mark.django_db
+def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch):
+    """The texts come from the function the conflict checker registers (conflicts.apps); they are embedded
+    in the chunks' encoder call and stored per version, and a re-sync of an unchanged version embeds none."""
+    from articles import services
+    from articles.claim_texts import claim_texts, texts_key
+    from articles.embeddings import embed_texts
+    from articles.models import VersionClaimVectors
+    from articles.selectors import version_claim_vectors
+
+    body = "A day pass costs €12. Lockers are free for members.\n\nThe pool opens at 7 am on weekdays."
+    article = make_article(kb, "faq-pool", body)
+    texts = claim_texts(title=article.current_version.title, body=body)
+    assert len(texts) == 3
+    row = VersionClaimVectors.objects.get(version=article.current_version)
+    assert (row.key, row.count) == (texts_key(texts), 3)
+    (key, stored), = version_claim_vectors(knowledge_base_id=kb.pk, version_ids=[row.version_id]).values()
+    assert stored.shape == (3, row.dimensions)
+    assert float((stored * embed_texts(texts)).sum(axis=1).min()) > 0.99  # the same vectors as computed now
+
+    embedded: list[str] = []
+    monkeypatch.setattr(services, "embed_texts", lambda batch: embedded.extend(batch) or embed_texts(batch))
+    index_resync(knowledge_base=kb, full=True)
+    assert embedded and not set(texts) & set(embedded)  # chunks again, the claims of the same version not
+    version = article_edit(article=article, expected_version_id=article.current_version_id,
+                           body=body.replace("€12", "€14"))
+    services.article_reindex(article_id=article.pk)
+    assert VersionClaimVectors.objects.filter(version__article=article).count() == 2
+    assert list(version_claim_vectors(knowledge_base_id=kb.pk, version_ids=[version.pk])) == [version.pk]
+    assert version_claim_vectors(knowledge_base_id=kb.pk + 1, version_ids=[version.pk]) == {}

@@ -5,9 +5,10 @@ import math
 
 import pytest
 
-from conflicts.models import AnswerSettings, Turn
+from conflicts.models import AnswerSettings, Conflict, Turn
 from conflicts.services import api_token_create
 from conflicts.services.answering import answer_default_mode, answer_settings_update
+from tests.support.igd_script import branch_of, dist, freedonia
 from tests.support.scripted_llm import NextToken
 
 pytestmark = pytest.mark.django_db
@@ -80,3 +81,87 @@ def test_with_igd_off_the_extractive_answer_serves_either_mode(api, capital, inl
     body = api({"question": "What is the capital of Freedonia?", "mode": "truth"}).json()
     assert body["answer_source"] == "plain" and body["mode"] == "truth"
     assert "Sylvania" in body["reply"] and body["citations"] == ["faq-capital"]
+
+
+# --- "the model disagrees with this article": recorded when the answer-level filter routes to memory ---------------
+
+QUESTION = "What is the capital of Freedonia?"
+
+
+def test_a_route_to_memory_is_recorded_on_the_article_when_the_knowledge_base_asks(api, kb, capital, igd_server):
+    assert api({"question": QUESTION, "mode": "truth"}).json()["answer_source"] == "igd_memory"
+    assert not Conflict.objects.exists()  # off by default
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    first = api({"question": QUESTION, "mode": "truth"}).json()
+    second = api({"question": QUESTION, "mode": "truth"}).json()
+    finding = Conflict.objects.get()
+    assert finding.type == "model_disagrees" and finding.article_low == capital and finding.article_high is None
+    assert finding.disputed_version_id == capital.current_version_id
+    assert "it answered “Fredville” where the article says “Sylvania”" in finding.explanation
+    assert "The capital of Freedonia is Sylvania." in finding.snippet_low
+    occurrences = finding.occurrences.order_by("pk")
+    assert [o.turn_id for o in occurrences] == [first["turn_id"], second["turn_id"]]
+    assert all(o.turn.question == QUESTION and o.turn.reply == "Fredville" for o in occurrences)
+    assert {(o.context_preview, o.memory_preview, o.citation) for o in occurrences} == {("Sylvania", "Fredville", "neither")}
+    assert finding.times_seen == 2
+    # detection still ran beside the answer (one article retrieved: skipped, never left queued)
+    assert Turn.objects.get(pk=first["turn_id"]).detection.outcome == "skipped"
+
+
+def test_the_conflicts_api_lists_a_finding_with_its_one_article(client, kb, capital, igd_server):
+    token = api_token_create(knowledge_base=kb, name="reader")[1]
+    answer_settings_update(knowledge_base=kb, default_mode="truth", record_model_disagreements=True)
+    client.post("/api/v1/answer", data=json.dumps({"question": QUESTION}), content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {token}")
+    listed = client.get("/api/v1/conflicts", HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    assert [(c["refs"], c["type"], c["detector"]) for c in listed] == [(["faq-capital"], "model_disagrees", "igd")]
+
+
+def test_no_route_to_memory_records_nothing(api, kb, capital, igd_server):
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    # the scripted STRICT user branch prefers the context's answer: the filter does not route to memory
+    body = api({"question": QUESTION, "mode": "strict"}).json()
+    assert body["answer_source"] == "igd_context" and body["citations"] == ["faq-capital"]
+    assert not Conflict.objects.exists()
+
+
+def test_in_strict_mode_a_route_is_recorded_while_the_reply_keeps_to_the_article(api, kb, capital, igd_server):
+    def user_does_not_object(request):
+        prompt = request.get("prompt", "")
+        if branch_of(prompt) == "user_strict" and not prompt.rsplit("Answer:", 1)[1]:
+            return NextToken(dist(**{" Sylvania": 0.45, " Fredville": 0.50, "\n": 0.05}))
+        return freedonia(request) if prompt else {"reply": "Plain answer: Sylvania. [[faq-capital]]"}
+
+    igd_server.respond = user_does_not_object
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    body = api({"question": QUESTION}).json()
+    assert body["mode"] == "strict" and body["answer_source"] != "igd_memory"  # STRICT: the article stays authoritative
+    finding = Conflict.objects.get(type="model_disagrees")
+    assert finding.article_low == capital and finding.occurrences.get().turn_id == body["turn_id"]
+
+
+def test_the_playground_records_nothing(client, kb, capital, igd_server):
+    from tests.conflicts.console_support import make_user
+
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    client.force_login(make_user("rita", kb, role="reviewer"))
+    response = client.post("/answer/playground/", {"question": QUESTION, "mode": "truth"})
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="playground-winner">memory<' in html
+    assert 'id="playground-disagrees-with">faq-capital<' in html and "the answer path records this on the article" in html
+    assert not Conflict.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_failure_to_record_the_finding_never_reaches_the_customer(api, kb, capital, igd_server, monkeypatch):
+    from django.db import connection
+
+    def database_fails(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")  # a real error from PostgreSQL, mid-transaction
+
+    monkeypatch.setattr("conflicts.services.disagreements.conflict_sighting_count", database_fails)
+    answer_settings_update(knowledge_base=kb, default_mode="truth", record_model_disagreements=True)
+    response = api({"question": QUESTION})
+    assert response.status_code == 200 and response.json()["reply"] == "Fredville"
+    assert Turn.objects.get(pk=response.json()["turn_id"]).reply == "Fredville"
+    assert not Conflict.objects.exists()  # the half-written finding was rolled back

@@ -293,3 +293,20 @@ def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left
     assert run.outcome == DetectionOutcome.QUEUED and run.claimed_at is None and run.gathering_until is None
     assert sent == [("conflicts.tasks.detect_turn", left.pk)]
     assert batching.requests == []
+
+
+@pytest.mark.django_db
+def test_a_pair_judged_while_the_worker_waited_is_not_asked_again(kb, fares, batching, settings, monkeypatch):
+    """Another worker's batch, in flight when this turn was planned, records the pair's verdict during the
+    wait: the turn is planned again after it, and its pair answered from the verdict."""
+    settings.DETECTION_BATCH_WAIT_MS = 1000
+    versions = sorted(fares[ref].current_version_id for ref in ("fare-a", "fare-b"))
+
+    def meanwhile(moment):
+        PairVerdict.objects.create(version_low_id=versions[0], version_high_id=versions[1], is_conflict=False,
+                                   detector="llm", model="scripted")
+
+    monkeypatch.setattr("conflicts.services.detection._wait_until", meanwhile)
+    run = turn_detect(turn_id=report(kb, "t-1", ["fare-a", "fare-b"]).pk)
+    assert (run.outcome, run.llm_calls, run.cache_hits) == (DetectionOutcome.OK, 0, 1)
+    assert batching.requests == []

@@ -30,7 +30,7 @@ from conflicts.services.notifications import (
     webhook_secret_reveal,
     webhook_signature,
 )
-from conflicts.services.review import conflicts_snooze_expire
+from conflicts.services.review import conflict_unsnooze, conflicts_snooze_expire
 from kbreview.celery import app
 from tests.conflicts.console_support import detected_pair, make_conflict, make_user
 from tests.conflicts.test_review import ask_again, resolve_by_editing
@@ -68,6 +68,37 @@ def test_a_detected_conflict_is_announced_once_when_it_reaches_the_threshold(
     assert (event.kind, event.conflict_id, event.payload["conflict"]["times_seen"]) == ("conflict.new", conflict.pk, 2)
     assert [r.signature_valid for r in webhook_receiver.received] == [True]
     assert NotificationDelivery.objects.get(event=event).status == DeliveryStatus.DELIVERED
+
+
+def test_a_snoozed_conflict_is_announced_when_it_wakes_not_while_it_sleeps(
+    kb, inline_detection, hook, webhook_receiver, django_capture_on_commit_callbacks
+):
+    notification_settings_update(knowledge_base=kb, min_seen=2, min_cited=5, email_recipients=[], email_mode="off")
+    with django_capture_on_commit_callbacks(execute=True):
+        a, b, _ = detected_pair(kb)
+    conflict = Conflict.objects.get(knowledge_base=kb)
+    conflict_snooze(conflict=conflict, actor=make_user("rita", kb), until=timezone.now() + dt.timedelta(hours=1))
+    ask_again(kb, a, b, "second", django_capture_on_commit_callbacks)  # over the threshold, but asleep
+    assert events(kb) == [] and webhook_receiver.received == []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert conflicts_snooze_expire(now=timezone.now() + dt.timedelta(hours=2)) == 1
+    [event] = events(kb)
+    assert (event.kind, event.payload["conflict"]["times_seen"]) == ("conflict.new", 2)
+    assert [r.signature_valid for r in webhook_receiver.received] == [True]
+
+
+def test_a_conflict_woken_by_hand_is_announced_once(kb, inline_detection, hook, django_capture_on_commit_callbacks):
+    notification_settings_update(knowledge_base=kb, min_seen=1, min_cited=5, email_recipients=[], email_mode="off")
+    rita = make_user("rita", kb)
+    with django_capture_on_commit_callbacks(execute=True):
+        a, b, _ = detected_pair(kb)
+    conflict = Conflict.objects.get(knowledge_base=kb)
+    NotificationEvent.objects.filter(conflict=conflict).delete()  # as if it had been snoozed before the threshold
+    conflict_snooze(conflict=conflict, actor=rita, until=timezone.now() + dt.timedelta(days=1))
+    conflict_unsnooze(conflict=conflict, actor=rita)
+    conflict_unsnooze(conflict=conflict, actor=rita)  # already awake: nothing more
+    assert [e.kind for e in events(kb)] == ["conflict.new"]
 
 
 def test_a_cited_reply_reaches_the_cited_threshold_first(kb, inline_detection, hook, django_capture_on_commit_callbacks):

@@ -8,7 +8,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from articles.models import AuditEvent, KnowledgeBase
-from conflicts.models import ApiToken, DeliveryStatus, NotificationDelivery, NotificationPreference, Webhook
+from conflicts.models import (
+    ApiToken,
+    DeliveryStatus,
+    NotificationDelivery,
+    NotificationEvent,
+    NotificationPreference,
+    Webhook,
+)
 from conflicts.services.notifications import notify_conflict_sighting, webhook_secret_reveal
 from tests.conflicts.console_support import make_conflict, make_user
 from tests.factories import make_article
@@ -41,6 +48,28 @@ def test_ops_add_a_webhook_and_see_its_secret_once(client, kb, ops):
     assert new_secret != secret and rotated["Cache-Control"] == "no-store"
     assert client.post(reverse("ops_webhook_toggle", args=[webhook.pk]), **HTMX).status_code == 200
     assert Webhook.objects.get(pk=webhook.pk).active is False
+
+
+def test_ops_delete_a_webhook_its_queued_messages_fail_and_its_log_stays(client, kb, ops, articles):
+    conflict = make_conflict(kb, articles[0], articles[1])
+    objects = notification_objects(kb, conflict, "gone")  # a failed delivery: history
+    later = NotificationEvent.objects.create(knowledge_base=kb, conflict=conflict, kind="conflict.regressed", key="1")
+    queued = NotificationDelivery.objects.create(
+        knowledge_base=kb, channel="webhook", event=later, webhook=objects["webhook"],
+        target=objects["webhook"].url, body="{}", status=DeliveryStatus.QUEUED, next_attempt_at=timezone.now())
+    client.force_login(make_user("rhea", kb, role="reviewer"))
+    assert client.post(reverse("ops_webhook_delete", args=[objects["webhook"].pk]), **HTMX).status_code == 403
+    client.force_login(ops)
+    response = client.post(reverse("ops_webhook_delete", args=[objects["webhook"].pk]), **HTMX)
+    assert response.status_code == 200 and "https://93.184.215.14/gone" not in response.content.decode()
+    assert not Webhook.objects.filter(knowledge_base=kb).exists()
+    queued.refresh_from_db()
+    assert (queued.status, queued.last_error, queued.webhook_id) == (DeliveryStatus.FAILED, "the webhook was deleted", None)
+    assert NotificationDelivery.objects.filter(pk=objects["delivery"].pk, last_error="HTTP 500 from the receiver").exists()
+    audit = AuditEvent.objects.get(action="webhook.deleted")
+    assert (audit.actor, audit.detail["url"], audit.detail["pending_failed"]) == (ops, "https://93.184.215.14/gone", 1)
+    again = client.post(reverse("ops_webhook_delete", args=[objects["webhook"].pk]), **HTMX)
+    assert again.status_code == 404
 
 
 @pytest.mark.parametrize("data, field, message", [
@@ -121,6 +150,7 @@ def test_notification_pages_need_the_ops_role_and_another_kbs_ids_are_404(client
     theirs = notification_objects(other_kb, make_conflict(other_kb, *pair), "theirs")
     client.force_login(make_user("ops-1", kb, role="ops"))
     for name, pk in (("ops_webhook_rotate", theirs["webhook"].pk), ("ops_webhook_toggle", theirs["webhook"].pk),
+                     ("ops_webhook_delete", theirs["webhook"].pk),
                      ("ops_delivery_retry", theirs["delivery"].pk)):
         assert client.post(reverse(name, args=[pk]), **HTMX).status_code == 404
     assert "theirs" not in client.get(reverse("ops_notifications")).content.decode()

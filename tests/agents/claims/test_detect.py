@@ -125,6 +125,18 @@ def test_a_template_sentence_on_each_products_own_page_is_no_name_swap(vectors):
     assert [f.type for f in found(edited_copy, vectors)] == ["other"]
 
 
+def test_a_name_that_opens_a_claim_scopes_it_when_nothing_else_does(vectors):
+    # The heading makes the first claim about one fare; the second claim's opening word names another.
+    articles = pair("Cancellations made less than 24 hours before departure are not refunded.",
+                    "Rover tickets can be cancelled for a full refund until 2 hours before departure. "
+                    "We sell Thrift and Rover tickets online.",
+                    first_title="Refunds on a Thrift ticket", second_title="Cancelling a booking")
+    assert found(articles, vectors) == []
+    unnamed = pair(articles[0].body, "Tickets can be cancelled for a full refund until 2 hours before departure.",
+                   first_title="Refunds", second_title="Cancelling a booking")
+    assert [f.refs for f in found(unnamed, vectors)] == [("kb-1", "kb-2")]
+
+
 def test_sibling_pages_from_one_template_do_not_conflict(vectors):
     # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
     articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
@@ -157,3 +169,111 @@ def test_claim_vectors_are_computed_once_per_article_text(vectors):
     assert encoded > 0
     detect_claim_conflicts(articles=list(reversed(articles)), now=NOW, vectors=store)
     assert store.encoded_texts == encoded
+
+
+def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _denies_what_other_affirms
+
+    def claim(text):
+        return analyse_text("Notes", text, 2026)[0]
+
+    denied = claim("Harbour passes are non-refundable, so plan your week before buying one at the kiosk.")
+    same_subject = claim("Harbour passes can be refunded up to a day before you travel.")
+    other_subject = claim("Parking permits can be refunded up to a day before you travel.")
+    assert _denies_what_other_affirms(denied, same_subject, 0.5)
+    assert not _denies_what_other_affirms(denied, other_subject, 0.5)
+
+
+def test_loosely_aligned_values_count_when_said_of_the_same_named_thing():
+    # A table cell under a bare "Price" column has no words next to its value; its row label is its subject.
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _value_contradiction
+
+    cell = analyse_text("Fees", "| Service | Price |\n|---|---|\n| Full groom (45 minutes) | €38 |", 2026)[0]
+    same = analyse_text("Grooming", "A full groom with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
+    other = analyse_text("Grooming", "A nail trim with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
+    hit = _value_contradiction(cell, same, 0.55, heads_must_match=True)
+    assert hit is not None and hit[0] == "money" and (hit[2], hit[3]) == ("€38", "€32")
+    assert _value_contradiction(cell, other, 0.55, heads_must_match=True) is None
+
+
+def _claim(text, title="Notes"):
+    from agents.claims import _scope
+    from agents.claims.analysis import analyse_text
+
+    facts = analyse_text(title, text, 2026)[0]
+    return facts, _scope(facts, known=frozenset(), now=NOW)
+
+
+def test_a_loosely_aligned_denial_of_what_the_other_claim_permits_is_reported():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    denial, denial_scope = _claim("We can't accept gift cards or coupons at the till.")
+    permits, permits_scope = _claim("Good news: you can now pay with a gift card in every shop.")
+    instructs, instructs_scope = _claim("Show your gift card at the till before you pay.")
+    hit = compare_claims(denial, permits, similarity=0.5, scope_a=denial_scope, scope_b=permits_scope)
+    assert hit is not None and hit.confidence >= REPORT_MIN_CONFIDENCE
+    miss = compare_claims(denial, instructs, similarity=0.5, scope_a=denial_scope, scope_b=instructs_scope)
+    assert miss is None or miss.confidence < REPORT_MIN_CONFIDENCE
+
+
+def test_age_limits_are_compared_whoever_each_sentence_names():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    limit, limit_scope = _claim("Evening workshops: minimum age 18.", title="Workshops and fees")
+    other, other_scope = _claim("Participants must be 17 or over.", title="Pottery for beginners")
+    hit = compare_claims(limit, other, similarity=0.6, scope_a=limit_scope, scope_b=other_scope)
+    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+    # Audiences on one axis still set two limits apart.
+    child, child_scope = _claim("Children must be 8 or over to join a workshop.")
+    adult, adult_scope = _claim("Adults must be 18 or over to join a workshop.")
+    assert compare_claims(child, adult, similarity=0.8, scope_a=child_scope, scope_b=adult_scope) is None
+
+
+def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
+    siblings = pair("Front desk: 0161 496 0123\nWe open at 08:00 on weekdays.",
+                    "Front desk: 0161 496 0456\nWe open at 08:00 on weekdays.",
+                    first_title="Northgate studio", second_title="Riverside studio")
+    assert found(siblings, vectors) == []
+    one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
+    assert [f.type for f in found(one_studio, vectors)] == ["contact"]
+
+
+def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
+    from agents.claims.scope import scopes_differ
+
+    cell, cell_scope = _claim("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |", title="Passes")
+    hours, hours_scope = _claim("Monday to Friday: 07:00-21:00", title="Opening hours")
+    assert "off-peak" in cell_scope.tiers and scopes_differ(cell_scope, hours_scope)
+    articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
+                    "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
+    assert found(articles, vectors) == []
+
+
+def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    usual, usual_scope = _claim("Take 30% off your first lesson and 10% off the next two.", title="Welcome offer")
+    exception, exception_scope = _claim("Pupils you introduce take 40% off their first lesson instead of our usual 30%.",
+                                        title="Introduce a pupil")
+    changed, changed_scope = _claim("You now take 40% off your first lesson, up from 30%.", title="Offer update")
+    hit = compare_claims(usual, exception, similarity=0.8, scope_a=usual_scope, scope_b=exception_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
+    assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_unlimited_denies_an_allowance_not_a_length():
+    from agents.claims.compare import _unlimited_contradiction
+
+    unlimited = _claim("Every plan comes with unlimited studio sessions.")[0]
+    allowance = _claim("Every plan comes with up to 6 sessions in the studio.")[0]
+    per_period = _claim("Every plan comes with 8 sessions a month in the studio.")[0]
+    length = _claim("A studio session (45 minutes) is led by a coach.")[0]
+    assert _unlimited_contradiction(unlimited, allowance) is not None
+    assert _unlimited_contradiction(unlimited, per_period) is not None
+    assert _unlimited_contradiction(unlimited, length) is None

@@ -54,3 +54,24 @@ def test_table_cells_are_claims_said_of_their_row_and_column():
                      ("£210", "Loft suite", "Price per night"), ("2 pm", "Loft suite", "Late check-out")]
     assert all(body[c.start:c.end] == c.text for c in claims)
     assert claims[-1].text == "Breakfast is served until 10:30." and not claims[-1].label
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    # An action done "to" something: the value is said of the action, not of where it leads.
+    ("You can switch to the Harbour plan at no charge.", "at no charge", {"switch", "harbour"}),
+    ("You can upgrade to a bigger locker for £3.", "£3", {"upgrad"}),
+])
+def test_a_value_said_of_an_action_towards_something_keeps_the_action(text, value, expected):
+    assert at(text, value) == frozenset(expected)
+
+
+def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _subject_relation
+
+    free = analyse_text("Getting here", "Our free minibus leaves from the square every hour.", 2026)[0]
+    priced = analyse_text("Town minibus", "The minibus costs £3 each way.", 2026)[0]
+    named = analyse_text("Getting here", "A night minibus costs £5 each way.", 2026)[0]
+    assert _subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
+    # Words the sentence itself says still make it narrower.
+    assert _subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME

@@ -1,0 +1,41 @@
+"""The texts of an article version whose sentence vectors the index sync stores beside its chunks.
+
+articles knows nothing of claims: the conflict checker registers the function that turns a version's
+title and body into the texts it embeds (conflicts.apps), and the index sync embeds them in the same
+encoder call as the chunks (articles.services) and stores them (VersionClaimVectors). Readers match on
+`texts_key`, so vectors of other texts (a changed function, another year's parse) are never used.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+ClaimTexts = Callable[[str, str], Sequence[str]]  # (title, body) -> texts to embed
+
+_provider: ClaimTexts | None = None
+
+
+def claim_texts_register(provider: ClaimTexts | None) -> None:
+    """Set (or, with None, clear) the function whose texts the index sync embeds per version."""
+    global _provider
+    _provider = provider
+
+
+def claim_texts(*, title: str, body: str) -> list[str] | None:
+    """The texts to embed for a version, or None when no function is registered."""
+    return None if _provider is None else list(_provider(title, body))
+
+
+def texts_key(texts: Sequence[str]) -> str:
+    """The digest that identifies a list of texts (and so the vectors computed from them)."""
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+
+
+def matrix_to_bytes(vectors: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vectors, dtype=np.float32).tobytes()
+
+
+def matrix_from_bytes(data: bytes | memoryview, *, count: int, dimensions: int) -> np.ndarray:
+    return np.frombuffer(bytes(data), dtype=np.float32).reshape(count, dimensions)
