@@ -152,6 +152,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue
         matched_mine = {id(x) for x, y in pairs if equal_values(x, y)}
         matched_theirs = {id(y) for x, y in pairs if equal_values(x, y)}
+        if kind == CLOCK:
+            # "daily 7-10:30" against "07:00-10:30 weekdays, 07:30-11:00 weekends": a time matches only when the
+            # other claim gives it on every day both name.
+            matched_mine -= _unmatched_on_some_day(a, mine, b, theirs)
+            matched_theirs -= _unmatched_on_some_day(b, theirs, a, mine)
         paired_mine = {id(x) for x, _ in pairs}
         paired_theirs = {id(y) for _, y in pairs}
         open_mine = [x for x in mine if id(x) not in matched_mine and id(x) in paired_mine]
@@ -177,6 +182,24 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    return _value_days(facts, value) or days_in(facts.claim.text)
+
+
+def _unmatched_on_some_day(a: ClaimFacts, mine: list[Value], b: ClaimFacts, theirs: list[Value]) -> set[int]:
+    """Times of `a` that `b` does not give on some day both claims name (days said on both sides)."""
+    schedule: dict[str, set] = {}
+    for y in theirs:
+        for day in _clock_days(b, y):
+            schedule.setdefault(day, set()).add(y.key)
+    unmatched = set()
+    for x in mine:
+        days = _clock_days(a, x) & schedule.keys()
+        if any(x.key not in schedule[day] for day in days):
+            unmatched.add(id(x))
+    return unmatched
 
 
 VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
