@@ -15,7 +15,7 @@ import numpy as np
 
 from .split import Claim, split_claims
 from .words import STOPWORDS
-from .subject import label_subject, named_mentions, resolved, subject_of
+from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
 from .stance import channel_stances, channels, denied_words, is_negative, modality, strip_negation
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
@@ -107,7 +107,9 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             content |= asked
             denied_stems |= asked if negative else frozenset()
             masked = f"{claim.question} {masked}"
-        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else None)
+        # A claim that names nothing ("For €30 a month you get:") is said of what its heading states a thing of.
+        heading_subject = None if claim.label or claim.question else statement_subject(claim.context.rsplit("\u2014", 1)[-1])
+        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else heading_subject)
                      for v in values)
         subjects = tuple(resolved(subject, mentions) for subject in said)
         mentions = named_mentions(claim.text, mentions)
