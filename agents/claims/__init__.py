@@ -88,7 +88,9 @@ def _context_dates(context: str, year: int) -> list[dt.date]:
 
 
 def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
-    return claim_scope(facts.claim.text, facts.claim.context, known_names=known, dates=_dates(facts.values),
+    # A table cell's row label is what the cell is of ("Off-Peak | weekdays 09:00-16:00"): its own words, not a heading.
+    text = f"{facts.claim.label}: {facts.claim.text}" if facts.claim.label else facts.claim.text
+    return claim_scope(text, facts.claim.context, known_names=known, dates=_dates(facts.values),
                        context_dates=_context_dates(facts.claim.context, now.year),
                        calendar_days=_calendar_days(facts.values), now=now)
 

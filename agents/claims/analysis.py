@@ -43,6 +43,7 @@ class ClaimFacts:
     channels_denied: frozenset[str] = frozenset()
     denied: frozenset[str] = frozenset()  # stems of what the claim denies ("refundable" in "non-refundable")
     subjects: tuple[frozenset[str] | None, ...] = ()  # what each value is said of (subject.py), by position
+    said_subjects: tuple[frozenset[str] | None, ...] = ()  # the same as written, before a bare noun is resolved
 
 
 def stem(word: str) -> str:
@@ -106,12 +107,13 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             content |= asked
             denied_stems |= asked if negative else frozenset()
             masked = f"{claim.question} {masked}"
-        subjects = tuple(resolved(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else None),
-                                  mentions) for v in values)
+        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else None)
+                     for v in values)
+        subjects = tuple(resolved(subject, mentions) for subject in said)
         mentions = named_mentions(claim.text, mentions)
         facts.append(ClaimFacts(claim=claim, values=values, negative=negative,
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
-                                content=content, denied=denied_stems, subjects=subjects,
+                                content=content, denied=denied_stems, subjects=subjects, said_subjects=said,
                                 channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 

@@ -49,6 +49,10 @@ HEAD_WINDOW_WORDS = 4
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
+# A contrast that names an exception to the usual value ("60% instead of our usual 50%") rather than a change
+# ("now 60%, up from 50%"): the claim agrees with the usual value and adds a case of its own.
+EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usual|(?:our|the) normal|normally)\b", re.I)
+EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -87,11 +91,21 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     return bool(head_x & head_y)
 
 
+ALLOWANCE_BEFORE_RE = re.compile(r"\b(?:up to|maximum(?: of)?|max\.?|no more than|at most|limit(?:ed)? (?:of|to)|"
+                                 r"includes?|included|allowance of|capped at)\s*$", re.I)
+
+
+def _is_allowance(facts: ClaimFacts, value: Value) -> bool:
+    """An amount given per period ("150 miles a day") or as a bound ("up to 4 visits"): what "unlimited" denies.
+    A bare length ("a session (60 minutes)") is no limit."""
+    return bool(value.key[2]) or bool(ALLOWANCE_BEFORE_RE.search(facts.claim.text[:value.start]))
+
+
 def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount" and _is_allowance(second, v)
                   and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))
@@ -119,6 +133,8 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         mine = [v for v in a.values if v.kind == kind]
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
+            if kind == AGE:
+                return True  # an age limit is said of whoever is admitted: audiences are compared as scope
             if _subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
@@ -146,11 +162,15 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
         strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
+        if (kind != CLOCK and EXCEPTION_CONTRAST_RE.search(a.claim.text + " " + b.claim.text)
+                and any(comparable(x, y) and equal_values(x, y) for x in mine for y in theirs)):
+            strength = EXCEPTION_CONTRAST_STRENGTH
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
-        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY:
+        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE:
+            # An age limit is said of whoever is admitted; the audience is compared as scope, not as a subject.
             strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
@@ -173,6 +193,9 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
     subject_a, subject_b = _subject(a, x), _subject(b, y)
     found = relation(subject_a, subject_b)
+    if found is Relation.NARROWER and relation(_subject(a, x, as_said=True), _subject(b, y, as_said=True)) is Relation.SAME:
+        # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
+        found = Relation.SAME
     if found is Relation.SAME and len(subject_a) == 1:
         # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
         title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
@@ -181,8 +204,9 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
     return found
 
 
-def _subject(facts: ClaimFacts, value: Value) -> frozenset[str] | None:
-    return next((subject for other, subject in zip(facts.values, facts.subjects) if other is value), None)
+def _subject(facts: ClaimFacts, value: Value, *, as_said: bool = False) -> frozenset[str] | None:
+    subjects = facts.said_subjects if as_said else facts.subjects
+    return next((subject for other, subject in zip(facts.values, subjects) if other is value), None)
 
 
 def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) -> bool:
@@ -248,6 +272,16 @@ def _copied_number_differs(a: ClaimFacts, left: str, b: ClaimFacts, right: str) 
     return relation(*titles) is not Relation.DIFFERENT
 
 
+def _template_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """One template line on two sibling pages ("Front desk: <number>" on each branch's page): the claims read
+    the same once their values are masked, and the page titles name one kind of thing with different
+    modifiers ("North Street branch" / "Harbour Road branch"), so each value belongs to its own page."""
+    if " ".join(a.masked.lower().split()) != " ".join(b.masked.lower().split()):
+        return False
+    title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
+    return bool(title_a & title_b) and relation(title_a, title_b) is Relation.DIFFERENT
+
+
 def _each_names_its_own_page(a: ClaimFacts, name_a: str, b: ClaimFacts, name_b: str) -> bool:
     def in_title(facts: ClaimFacts, name: str) -> bool:
         title = facts.claim.context.split(" \u2014 ", 1)[0].lower()
@@ -291,7 +325,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
-    if scopes_differ(scope_a, scope_b):
+    if scopes_differ(scope_a, scope_b) or _template_siblings(a, b):
         return None
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.

@@ -89,7 +89,7 @@ def days_in(text: str) -> frozenset[str]:
         days.update(DAYS[:5])
     if re.search(r"\bweekends?\b", text, re.I):
         days.update(DAYS[5:])
-    if re.search(r"\b(?:daily|every day|seven days|7 days a week)\b", text, re.I):
+    if re.search(r"\b(?:daily|every day|(?:seven|7) days a week)\b", text, re.I):
         days.update(DAYS)
     return frozenset(days)
 

@@ -11,7 +11,7 @@ import re
 NEGATION_RE = re.compile(
     r"\b(?:not|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
     r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
-    r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?! (?:later|more|less|"
+    r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?!-)(?! (?:later|more|less|"
     r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
 NO_NEED_RE = re.compile(r"\b(?:no need|not (?:required|necessary|needed|mandatory|compulsory)|optional|"
                         r"don't (?:need|have) to|do not (?:need|have) to|needn't)\b", re.I)

@@ -201,6 +201,9 @@ def _free(text: str) -> list[Value]:
     return out
 
 
+CONTRASTED_RE = re.compile(r"\b(?:instead of|rather than|compared (?:to|with)|up from|down from|reduced from)\b", re.I)
+
+
 def _percent_role(text: str, match: re.Match) -> str:
     """What a percentage is: a discount ("10% off"), a refund share, or another rate; only like compares."""
     around = text[max(0, match.start() - 30):match.end() + 20].lower()
@@ -267,10 +270,15 @@ def extract_values(text: str, *, year: int) -> list[Value]:
             values.append(Value(URL, (key,), *match.span(), match.group()))
             taken.append(match.span())
     values += _money(text, taken)
+    previous: Value | None = None
     for match in PERCENT_RE.finditer(text):
         if not _overlaps(match.span(), taken):
             number = _number(re.match(NUMBER, match.group()).group())
-            values.append(Value(PERCENT, (number,), *match.span(), match.group(), unit=_percent_role(text, match)))
+            role = _percent_role(text, match)
+            if previous is not None and CONTRASTED_RE.search(text[previous.end:match.start()]):
+                role = previous.unit  # "60% off instead of our usual 50%": the usual rate is a discount too
+            previous = Value(PERCENT, (number,), *match.span(), match.group(), unit=role)
+            values.append(previous)
             taken.append(match.span())
     for match in DATE_RE.finditer(text):
         if _overlaps(match.span(), taken):

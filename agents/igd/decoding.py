@@ -123,27 +123,41 @@ def ends_answer(backend: Backend, token: Token, so_far: Sequence[Token]) -> bool
     return backend.is_line_break(token) and bool(backend.text(list(so_far)).strip())
 
 
-def greedy_rows(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> list[list[Token]]:
-    """Every row decodes its own argmax until a stop token; one batched step per token."""
+@dataclass
+class Greedy:
+    tokens: list[list[Token]]  # per row, without the stop token
+    logprobs: list[float]  # per row, log P(tokens | prompt): the sum of the chosen tokens' log-probabilities
+
+
+def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> Greedy:
+    """Every row decodes its own argmax until a stop token; one batched step per token (finished rows drop out)."""
     outputs: list[list[Token]] = [[] for _ in range(rows)]
+    logprobs = [0.0] * rows
     finished = [False] * rows
     for _ in range(max_new_tokens):
         step: list[Token | None] = []
         for row, dist in enumerate(decoder.distributions()):
             if finished[row] or dist is None:
+                finished[row] = True
                 step.append(None)
                 continue
-            token = dist.top(1)[0][0]
+            tokens, top = dist.top(1)
+            token = tokens[0]
             if ends_answer(backend, token, outputs[row]):
                 finished[row] = True
                 step.append(None)
             else:
                 outputs[row].append(token)
+                logprobs[row] += float(top[0])
                 step.append(token)
         if all(finished):
             break
         decoder.advance(step)
-    return outputs
+    return Greedy(tokens=outputs, logprobs=logprobs)
+
+
+def greedy_rows(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> list[list[Token]]:
+    return greedy_decode(backend=backend, decoder=decoder, rows=rows, max_new_tokens=max_new_tokens).tokens
 
 
 def plain_greedy(*, backend: Backend, prompt: str, max_new_tokens: int) -> tuple[str, int]:
@@ -184,6 +198,19 @@ def _memory_top(dists: list[Distribution], k: int) -> tuple[list[Token], np.ndar
     return [candidates[i] for i in order], logprobs[order]
 
 
+def _sequence_logprobs(decoder: Decoder, requests: list[tuple[int, list[Token]]], greedy: Greedy) -> list[float]:
+    """Teacher-forced log P(continuation | row), taken from the previews where the continuation is the row's own
+    greedy preview (the same probabilities, already computed); the rest in one decoder call."""
+    scores: list[float | None] = [
+        greedy.logprobs[row] if list(tokens) == list(greedy.tokens[row]) else None for row, tokens in requests
+    ]
+    missing = [index for index, score in enumerate(scores) if score is None]
+    if missing:
+        for index, score in zip(missing, decoder.sequence_logprobs([requests[i] for i in missing])):
+            scores[index] = score
+    return [float(score) for score in scores]
+
+
 def igd_generate(
     *,
     backend: Backend,
@@ -201,7 +228,8 @@ def igd_generate(
     root = backend.open([prompts.user, prompts.context, *memory_prompts])
 
     # 1. Previews.
-    outputs = greedy_rows(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens)
+    greedy = greedy_decode(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens)
+    outputs = greedy.tokens
     texts = [backend.text(tokens).strip() for tokens in outputs]
     memory_texts = texts[FIRST_MEMORY:]
     chosen, agreeing = _choose_memory_preview(memory_texts)
@@ -233,7 +261,7 @@ def igd_generate(
             memory_rows = range(FIRST_MEMORY, rows)
             requests = [(USER, ctx_tokens), (USER, mem_tokens)]
             requests += [(row, ctx_tokens) for row in memory_rows] + [(row, mem_tokens) for row in memory_rows]
-            scores = root.sequence_logprobs(requests)
+            scores = _sequence_logprobs(root, requests, greedy)
             per_variant = len(memory_rows)
             decision = answer_filter(
                 memory_logp_mem=log_mean_exp(scores[2 + per_variant :]),

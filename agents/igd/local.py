@@ -1,8 +1,11 @@
 """The exact IGD backend: a local causal LM through transformers, full logits, all branches in one batch.
 
-Each prompt is processed once, alone; the rows' caches are then stitched, left-padded, into one batch that shares
-one forward pass per step, each row with its own slice of the KV cache. `fork` copies the cache after the prompts are
-processed, so previews, filter scoring and the corrected decoding never process a prompt twice.
+Prompts of similar length are prefilled together (left-padded, masked); a much longer one (the user branch's full
+context) alone, so no work goes into padding. The rows' caches are then stitched, left-padded, into one batch that
+shares one forward pass per step, each row with its own slice of the KV cache. `fork` shares the cached tensors (a
+forward never writes into them in place; it makes new ones), so previews, filter scoring and the corrected decoding
+never process a prompt twice nor copy its cache. Rows that finish leave the batch: the forwards after that are
+smaller.
 """
 from __future__ import annotations
 
@@ -13,6 +16,26 @@ import numpy as np
 
 from agents.igd.local_model import LocalModel
 from agents.igd.prompts import completion_prompt
+
+
+PADDING_SHARE = 0.25  # a prompt joins a prefill group if the group's padding stays within this share of its tokens
+
+
+def prefill_groups(lengths: Sequence[int], *, window: int | None = None) -> list[list[int]]:
+    """Row indices grouped for batched prefill: by length, a group grows while its left padding stays within
+    PADDING_SHARE of its real tokens (the memory variants go together; the long user prompt alone). Prompts at
+    least a sliding window long are prefilled alone."""
+    groups: list[list[int]] = []
+    for row in sorted(range(len(lengths)), key=lambda r: lengths[r]):
+        group = groups[-1] if groups else None
+        if group is not None and (window is None or lengths[row] < window):
+            candidate = group + [row]
+            tokens = sum(lengths[r] for r in candidate)
+            if lengths[row] * len(candidate) - tokens <= PADDING_SHARE * tokens:
+                group.append(row)
+                continue
+        groups.append([row])
+    return groups
 
 
 class DenseDistribution:
@@ -31,47 +54,66 @@ class DenseDistribution:
         return self._logprobs[np.asarray(tokens, dtype=np.int64)]
 
 
+def share_cache(cache):
+    """A cache object of its own over the same tensors: what a deep copy would give, without copying. Safe because
+    cache layers only ever replace their tensors (torch.cat, slicing, index_select), never write into them."""
+    twin = copy.copy(cache)
+    twin.layers = [copy.copy(layer) for layer in cache.layers]
+    return twin
+
+
 class LocalDecoder:
+    """Rows are logical (the caller's order); only unfinished rows stay in the batch (`_live`: logical row per batch
+    row)."""
+
     def __init__(self, *, backend: "LocalBackend", cache, attention_mask, last_logprobs: np.ndarray) -> None:
         self._backend = backend
         self._cache = cache
         self._mask = attention_mask
-        self._last = last_logprobs  # [rows, vocab] for the next token
-        self._finished = [False] * last_logprobs.shape[0]
+        self._last = last_logprobs  # [live rows, vocab] for the next token
+        self._rows = last_logprobs.shape[0]
+        self._live = list(range(self._rows))
 
     def distributions(self) -> list[DenseDistribution | None]:
-        return [None if done else DenseDistribution(row) for row, done in zip(self._last, self._finished)]
+        batch_row = {row: index for index, row in enumerate(self._live)}
+        return [DenseDistribution(self._last[batch_row[row]]) if row in batch_row else None for row in range(self._rows)]
 
     def advance(self, tokens: Sequence[int | None]) -> None:
         import torch
 
-        pad = self._backend.pad_id
-        ids = torch.tensor([[pad if t is None else int(t)] for t in tokens], dtype=torch.long)
-        for row, token in enumerate(tokens):
-            if token is None:
-                self._finished[row] = True
-        self._mask = torch.cat([self._mask, torch.ones((len(tokens), 1), dtype=self._mask.dtype)], dim=1)
+        keep = [index for index, row in enumerate(self._live) if tokens[row] is not None]
+        if not keep:
+            self._live = []
+            return
+        if len(keep) < len(self._live):
+            index = torch.tensor(keep, dtype=torch.long)
+            self._cache = share_cache(self._cache)
+            self._cache.reorder_cache(index)
+            self._mask = self._mask[index]
+            self._live = [self._live[i] for i in keep]
+        ids = torch.tensor([[int(tokens[row])] for row in self._live], dtype=torch.long)
+        self._mask = torch.cat([self._mask, torch.ones((len(self._live), 1), dtype=self._mask.dtype)], dim=1)
         positions = (self._mask.sum(dim=1, keepdim=True) - 1).clamp(min=0)
         self._last = self._backend.forward(ids, self._mask, positions, self._cache)[:, -1, :]
 
     def fork(self) -> "LocalDecoder":
         twin = LocalDecoder(
-            backend=self._backend, cache=copy.deepcopy(self._cache), attention_mask=self._mask.clone(),
-            last_logprobs=self._last,
+            backend=self._backend, cache=share_cache(self._cache), attention_mask=self._mask, last_logprobs=self._last,
         )
-        twin._finished = list(self._finished)
+        twin._rows, twin._live = self._rows, list(self._live)
         return twin
 
     def sequence_logprobs(self, requests: Sequence[tuple[int, Sequence[int]]]) -> list[float]:
-        """All continuations in one batched forward on a copy of the cache reordered to one row per request."""
+        """All continuations in one batched forward on the cache's rows gathered to one row per request."""
         import torch
 
-        scores = [float(self._last[row, tokens[0]]) if tokens else 0.0 for row, tokens in requests]
+        batch_row = {row: index for index, row in enumerate(self._live)}
+        scores = [float(self._last[batch_row[row], tokens[0]]) if tokens else 0.0 for row, tokens in requests]
         longest = max((len(tokens) for _, tokens in requests), default=0)
         if longest <= 1:
             return scores
-        rows = torch.tensor([row for row, _ in requests], dtype=torch.long)
-        cache = copy.deepcopy(self._cache)
+        rows = torch.tensor([batch_row[row] for row, _ in requests], dtype=torch.long)
+        cache = share_cache(self._cache)
         cache.reorder_cache(rows)
         pad = self._backend.pad_id
         # Feed tokens[:-1]; right padding after a continuation cannot change its own (causal) positions.
@@ -103,6 +145,8 @@ class LocalBackend:
         self._stops = {s for s in stops if s is not None}
         self._newline_tokens: dict[int, bool] = {}
         self._chat = bool(getattr(self.tokenizer, "chat_template", None))
+        window = getattr(self.model.config, "sliding_window", None)
+        self._window = int(window) if window else None
 
     def forward(self, ids, mask, positions, cache, *, every_position: bool = False) -> np.ndarray:
         """Log-probabilities [rows, positions, vocab]: of the last position only unless asked (the output layer over
@@ -111,7 +155,7 @@ class LocalBackend:
 
         with torch.inference_mode():
             out = self.model(
-                input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True,
+                input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
                 logits_to_keep=0 if every_position else 1,
             )
             return torch.log_softmax(out.logits.float(), dim=-1).numpy()
@@ -124,29 +168,36 @@ class LocalBackend:
         return completion_prompt(prompt)
 
     def open(self, prompts: Sequence[str]) -> LocalDecoder:
-        """Each prompt is processed alone (no work spent on padding: the user prompt is several times longer than
-        the memory prompts), then the caches are stitched, left-padded, into one batch for the decoding steps."""
+        """Prompts are prefilled in groups of similar length (one left-padded forward per group), then the groups'
+        caches are stitched, left-padded, into one batch for the decoding steps, rows in the prompts' order."""
         import torch
 
         # A chat template writes its own <bos>; a plain prompt needs the tokenizer's (Gemma degrades without it).
         special = not self._chat
-        rows = [
-            self.tokenizer(self._render(p), return_tensors="pt", add_special_tokens=special)["input_ids"] for p in prompts
-        ]
-        caches, last = [], []
-        for ids in rows:
+        rows = [self.tokenizer(self._render(p), add_special_tokens=special)["input_ids"] for p in prompts]
+        lengths = [len(ids) for ids in rows]
+        caches, last, order = [], [], []
+        for group in prefill_groups(lengths, window=self._window):
+            width = max(lengths[row] for row in group)
+            ids = torch.tensor([[self.pad_id] * (width - lengths[row]) + rows[row] for row in group], dtype=torch.long)
+            mask = torch.tensor([[0] * (width - lengths[row]) + [1] * lengths[row] for row in group], dtype=torch.long)
+            positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
             cache = self._new_cache()
-            length = ids.shape[1]
-            logprobs = self.forward(ids, torch.ones((1, length), dtype=torch.long), torch.arange(length)[None, :], cache)
+            logprobs = self.forward(ids, mask, positions, cache)
             caches.append(cache)
-            last.append(logprobs[0, -1])
-        lengths = [ids.shape[1] for ids in rows]
+            last.extend(logprobs[:, -1])
+            order.extend(group)
         longest = max(lengths)
         mask = torch.zeros((len(rows), longest), dtype=torch.long)
         for row, length in enumerate(lengths):
             mask[row, longest - length :] = 1
+        cache = self._stitch(caches, longest)
+        position = {row: index for index, row in enumerate(order)}
+        in_order = [position[row] for row in range(len(rows))]
+        if in_order != list(range(len(rows))):
+            cache.reorder_cache(torch.tensor(in_order, dtype=torch.long))
         return LocalDecoder(
-            backend=self, cache=self._stitch(caches, longest), attention_mask=mask, last_logprobs=np.stack(last)
+            backend=self, cache=cache, attention_mask=mask, last_logprobs=np.stack([last[i] for i in in_order])
         )
 
     def _new_cache(self):

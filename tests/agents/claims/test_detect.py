@@ -217,3 +217,63 @@ def test_a_loosely_aligned_denial_of_what_the_other_claim_permits_is_reported():
     assert hit is not None and hit.confidence >= REPORT_MIN_CONFIDENCE
     miss = compare_claims(denial, instructs, similarity=0.5, scope_a=denial_scope, scope_b=instructs_scope)
     assert miss is None or miss.confidence < REPORT_MIN_CONFIDENCE
+
+
+def test_age_limits_are_compared_whoever_each_sentence_names():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    limit, limit_scope = _claim("Evening workshops: minimum age 18.", title="Workshops and fees")
+    other, other_scope = _claim("Participants must be 17 or over.", title="Pottery for beginners")
+    hit = compare_claims(limit, other, similarity=0.6, scope_a=limit_scope, scope_b=other_scope)
+    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+    # Audiences on one axis still set two limits apart.
+    child, child_scope = _claim("Children must be 8 or over to join a workshop.")
+    adult, adult_scope = _claim("Adults must be 18 or over to join a workshop.")
+    assert compare_claims(child, adult, similarity=0.8, scope_a=child_scope, scope_b=adult_scope) is None
+
+
+def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
+    siblings = pair("Front desk: 0161 496 0123\nWe open at 08:00 on weekdays.",
+                    "Front desk: 0161 496 0456\nWe open at 08:00 on weekdays.",
+                    first_title="Northgate studio", second_title="Riverside studio")
+    assert found(siblings, vectors) == []
+    one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
+    assert [f.type for f in found(one_studio, vectors)] == ["contact"]
+
+
+def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
+    from agents.claims.scope import scopes_differ
+
+    cell, cell_scope = _claim("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |", title="Passes")
+    hours, hours_scope = _claim("Monday to Friday: 07:00-21:00", title="Opening hours")
+    assert "off-peak" in cell_scope.tiers and scopes_differ(cell_scope, hours_scope)
+    articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
+                    "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
+    assert found(articles, vectors) == []
+
+
+def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    usual, usual_scope = _claim("Take 30% off your first lesson and 10% off the next two.", title="Welcome offer")
+    exception, exception_scope = _claim("Pupils you introduce take 40% off their first lesson instead of our usual 30%.",
+                                        title="Introduce a pupil")
+    changed, changed_scope = _claim("You now take 40% off your first lesson, up from 30%.", title="Offer update")
+    hit = compare_claims(usual, exception, similarity=0.8, scope_a=usual_scope, scope_b=exception_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
+    assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_unlimited_denies_an_allowance_not_a_length():
+    from agents.claims.compare import _unlimited_contradiction
+
+    unlimited = _claim("Every plan comes with unlimited studio sessions.")[0]
+    allowance = _claim("Every plan comes with up to 6 sessions in the studio.")[0]
+    per_period = _claim("Every plan comes with 8 sessions a month in the studio.")[0]
+    length = _claim("A studio session (45 minutes) is led by a coach.")[0]
+    assert _unlimited_contradiction(unlimited, allowance) is not None
+    assert _unlimited_contradiction(unlimited, per_period) is not None
+    assert _unlimited_contradiction(unlimited, length) is None

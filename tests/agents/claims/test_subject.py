@@ -63,3 +63,15 @@ def test_table_cells_are_claims_said_of_their_row_and_column():
 ])
 def test_a_value_said_of_an_action_towards_something_keeps_the_action(text, value, expected):
     assert at(text, value) == frozenset(expected)
+
+
+def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import _subject_relation
+
+    free = analyse_text("Getting here", "Our free minibus leaves from the square every hour.", 2026)[0]
+    priced = analyse_text("Town minibus", "The minibus costs £3 each way.", 2026)[0]
+    named = analyse_text("Getting here", "A night minibus costs £5 each way.", 2026)[0]
+    assert _subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
+    # Words the sentence itself says still make it narrower.
+    assert _subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME

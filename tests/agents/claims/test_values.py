@@ -72,3 +72,24 @@ def test_a_denial_inside_a_condition_is_not_what_the_claim_denies():
     assert "bring" in denied_words("Riders cannot bring scooters on board.")
     assert denied_words("Riders who cannot show a pass pay the full fare.") == frozenset()
     assert denied_words("If you do not cancel in time, the deposit is kept.") == frozenset()
+
+
+def test_a_no_that_makes_a_compound_noun_denies_nothing():
+    from agents.claims.stance import is_negative
+
+    assert not is_negative("We charge the full lesson fee for no-shows.")
+    assert is_negative("No pets are allowed in the cabins.")
+
+
+def test_seven_days_before_something_is_no_schedule_of_every_day():
+    from agents.claims.scope import days_in
+
+    assert days_in("Tickets go on sale seven days before the show.") == frozenset()
+    assert len(days_in("We are open seven days a week.")) == 7
+
+
+def test_a_percentage_quoted_as_a_contrast_is_of_the_same_kind():
+    from agents.claims.values import extract_values
+
+    values = extract_values("Members take 25% off every class instead of the usual 15%.", year=2026)
+    assert [(v.text, v.unit) for v in values] == [("25%", "discount"), ("15%", "discount")]

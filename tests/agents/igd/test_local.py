@@ -5,7 +5,7 @@ import pytest
 from django.conf import settings
 
 from agents.igd.arithmetic import IGDParams, Mode
-from agents.igd.decoding import greedy_rows, igd_generate
+from agents.igd.decoding import _sequence_logprobs, greedy_decode, greedy_rows, igd_generate
 from agents.igd.prompts import build_prompts
 
 QUESTION = "What is the capital of France?"
@@ -26,6 +26,67 @@ def test_rows_batched_together_decode_as_each_prompt_alone(backend):
     alone = [greedy_rows(backend=backend, decoder=backend.open([p]), rows=1, max_new_tokens=3)[0] for p in prompts]
     assert together == alone
     assert all(together)  # each row generated something
+
+
+def _full(decoder) -> np.ndarray:
+    """Each row's whole next-token distribution (None rows: finished) as one array per row."""
+    return [None if d is None else d.logprobs(np.arange(d._logprobs.size)) for d in decoder.distributions()]
+
+
+BRANCHES = [
+    f"Answer from the passage.\n{COUNTERFACTUAL} It is known for its silk, its two rivers and its old town.\nQ: {QUESTION}",
+    f"{COUNTERFACTUAL}\nQ: {QUESTION}",
+    f"Answer from memory. Q: {QUESTION}",
+    f"Q: {QUESTION} What do you know?",
+    f"From what you have read, Q: {QUESTION}",
+]
+
+
+def test_prompts_prefilled_in_groups_give_each_prompt_its_own_distribution(backend):
+    from agents.igd.local import prefill_groups
+
+    lengths = [len(backend.tokenizer(backend._render(p))["input_ids"]) for p in BRANCHES]
+    groups = prefill_groups(lengths, window=backend._window)
+    assert any(len(group) > 1 for group in groups)  # the short prompts share a forward pass
+    together = _full(backend.open(BRANCHES))
+    for row, prompt in enumerate(BRANCHES):
+        alone = _full(backend.open([prompt]))[0]
+        assert np.max(np.abs(together[row] - alone)) < 1e-4
+
+
+def test_rows_that_finish_leave_the_batch_and_the_others_decode_as_alone(backend):
+    decoder = backend.open(BRANCHES)
+    alone = [backend.open([p]) for p in BRANCHES]
+    first = [d.top(1)[0][0] for d in decoder.distributions()]
+    # rows 1 and 3 finish now; the others take their own greedy token
+    decoder.advance([None if row in (1, 3) else token for row, token in enumerate(first)])
+    for row in (0, 2, 4):
+        alone[row].advance([first[row]])
+    after = _full(decoder)
+    assert after[1] is None and after[3] is None
+    for row in (0, 2, 4):
+        assert np.max(np.abs(after[row] - _full(alone[row])[0])) < 1e-4
+
+
+def test_a_fork_leaves_its_parent_unchanged(backend):
+    root = backend.open(BRANCHES[:2])
+    before = _full(root)
+    fork = root.fork()
+    for _ in range(3):
+        fork.advance([d.top(1)[0][0] for d in fork.distributions()])
+    after = _full(root.fork())
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))
+    continuation = backend.tokenizer(" Lyon is", add_special_tokens=False)["input_ids"]
+    assert root.sequence_logprobs([(1, continuation)]) == pytest.approx(
+        backend.open(BRANCHES[:2]).sequence_logprobs([(1, continuation)]), abs=1e-4)
+
+
+def test_filter_scores_reused_from_the_previews_equal_teacher_forced_ones(backend):
+    root = backend.open(BRANCHES)
+    greedy = greedy_decode(backend=backend, decoder=root.fork(), rows=len(BRANCHES), max_new_tokens=4)
+    requests = [(row, tokens) for row in range(len(BRANCHES)) for tokens in greedy.tokens if tokens]
+    reused = _sequence_logprobs(root, requests, greedy)
+    assert reused == pytest.approx(root.sequence_logprobs(requests), abs=1e-4)
 
 
 def test_teacher_forced_scores_equal_the_step_by_step_log_probabilities(backend):
