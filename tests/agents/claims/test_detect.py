@@ -287,3 +287,11 @@ def test_daily_hours_are_compared_day_by_day(vectors):
     same_every_day = pair(daily, "Café: 08:00-17:00 Monday to Friday, 08:00-17:00 Saturday and Sunday.",
                           first_title="Our café", second_title="Visitor guide")
     assert found(same_every_day, vectors) == []
+
+
+def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vectors):
+    taxed = "Our prices exclude 20% VAT, so a locker costs £36 a month including VAT."
+    assert [f.type for f in found(pair(taxed, "A locker costs £25 a month."), vectors)] == ["price"]
+    assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
+    assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
+    assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
