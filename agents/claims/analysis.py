@@ -49,6 +49,10 @@ class ClaimFacts:
 def stem(word: str) -> str:
     w = word.lower()
     for suffix in ("ability", "able", "ance", "ence", "ment", "ings", "ing", "ies", "ed", "es", "s"):
+        if suffix == "es" and not re.search(r"(?:s|x|z|ch|sh)es$", w):
+            continue  # "messages" is "message" + s, "boxes" is "box" + es
+        if suffix == "s" and w.endswith(("ss", "us", "is")):
+            continue  # "class", "bonus", "basis" are singular
         if w.endswith(suffix) and len(w) - len(suffix) >= (4 if suffix in ("ance", "ence", "ment") else 3):
             return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return w

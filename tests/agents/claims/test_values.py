@@ -93,3 +93,11 @@ def test_a_percentage_quoted_as_a_contrast_is_of_the_same_kind():
 
     values = extract_values("Members take 25% off every class instead of the usual 15%.", year=2026)
     assert [(v.text, v.unit) for v in values] == [("25%", "discount"), ("15%", "discount")]
+
+
+@pytest.mark.parametrize("plural, singular", [("messages", "message"), ("changes", "change"), ("boxes", "box"),
+                                              ("classes", "class"), ("lockers", "locker"), ("bikes", "bike")])
+def test_a_plural_and_its_singular_share_a_stem(plural, singular):
+    from agents.claims.analysis import stem
+
+    assert stem(plural) == stem(singular)
