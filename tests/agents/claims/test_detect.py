@@ -295,3 +295,20 @@ def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vecto
     assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
     assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
     assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
+
+
+def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
+    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
+    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
+            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
+    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
+    assert [f.type for f in found(same, vectors)] == ["price"]
+    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
+    assert found(other, vectors) == []
+
+
+def test_a_contraction_is_no_subject():
+    from agents.claims.subject import subject_of
+
+    text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
+    assert subject_of(text, text.index("£8")) is None
