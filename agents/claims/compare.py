@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
@@ -152,6 +152,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue
         matched_mine = {id(x) for x, y in pairs if equal_values(x, y)}
         matched_theirs = {id(y) for x, y in pairs if equal_values(x, y)}
+        if kind == CLOCK:
+            # "daily 7-10:30" against "07:00-10:30 weekdays, 07:30-11:00 weekends": a time matches only when the
+            # other claim gives it on every day both name.
+            matched_mine -= _unmatched_on_some_day(a, mine, b, theirs)
+            matched_theirs -= _unmatched_on_some_day(b, theirs, a, mine)
         paired_mine = {id(x) for x, _ in pairs}
         paired_theirs = {id(y) for _, y in pairs}
         open_mine = [x for x in mine if id(x) not in matched_mine and id(x) in paired_mine]
@@ -177,6 +182,24 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    return _value_days(facts, value) or days_in(facts.claim.text)
+
+
+def _unmatched_on_some_day(a: ClaimFacts, mine: list[Value], b: ClaimFacts, theirs: list[Value]) -> set[int]:
+    """Times of `a` that `b` does not give on some day both claims name (days said on both sides)."""
+    schedule: dict[str, set] = {}
+    for y in theirs:
+        for day in _clock_days(b, y):
+            schedule.setdefault(day, set()).add(y.key)
+    unmatched = set()
+    for x in mine:
+        days = _clock_days(a, x) & schedule.keys()
+        if any(x.key not in schedule[day] for day in days):
+            unmatched.add(id(x))
+    return unmatched
 
 
 VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
@@ -318,6 +341,46 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     return None
 
 
+TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
+TAX_RATE_WINDOW = 25
+TAX_CONVERTED_STRENGTH = 0.9
+
+
+def _tax_rate(facts: ClaimFacts) -> float | None:
+    """The tax rate a claim states next to a tax word ("exclude 21% VAT"), as a percentage."""
+    text = facts.claim.text
+    for value in facts.values:
+        if value.kind == PERCENT and TAX_RATE_RE.search(text[max(0, value.start - TAX_RATE_WINDOW):value.end + TAX_RATE_WINDOW]):
+            return value.key[0]
+    return None
+
+
+def _tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
+                                 scope_a: Scope, scope_b: Scope) -> Contradiction | None:
+    """Claims set apart only by tax ("€228.69 a month including 21% VAT" / "€175 a month"): when the taxed claim
+    states its rate, the other price conflicts if it is neither the gross nor the net figure."""
+    if scopes_differ(replace(scope_a, tax=frozenset()), replace(scope_b, tax=frozenset())):
+        return None
+    for taxed, other, taxed_scope, other_scope, flip in ((a, b, scope_a, scope_b, False), (b, a, scope_b, scope_a, True)):
+        rate = _tax_rate(taxed) if "included" in taxed_scope.tax and "included" not in other_scope.tax else None
+        if rate is None:
+            continue
+        net = replace(taxed, values=tuple(
+            replace(v, key=(v.key[0], round(v.key[1] / (1 + rate / 100), 2), v.key[2])) if v.kind == MONEY else v
+            for v in taxed.values))
+        gross_hit = _value_contradiction(taxed, other, similarity)
+        net_hit = _value_contradiction(net, other, similarity)
+        if gross_hit is None or net_hit is None or gross_hit[0] != MONEY or net_hit[0] != MONEY:
+            continue
+        strength = TAX_CONVERTED_STRENGTH * min(gross_hit[1], net_hit[1])
+        said_taxed, said_other = f"{gross_hit[2]} including {rate:g}% tax", gross_hit[3]
+        said = (said_other, said_taxed) if flip else (said_taxed, said_other)
+        return Contradiction("price", strength * (0.55 + 0.45 * min(1.0, max(0.0, (similarity - VALUE_MIN_SIMILARITY_WITH_OVERLAP)
+                                                                                / (1 - VALUE_MIN_SIMILARITY_WITH_OVERLAP)))),
+                             *said, a, b)
+    return None
+
+
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
@@ -325,8 +388,10 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
-    if scopes_differ(scope_a, scope_b) or _template_siblings(a, b):
+    if _template_siblings(a, b):
         return None
+    if scopes_differ(scope_a, scope_b):
+        return _tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.
     statements_apart = relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) is Relation.DIFFERENT

@@ -48,7 +48,7 @@ MEASURING_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "mont
 # Day counts that are not calendar days do not convert into them.
 NON_CALENDAR_UNITS = {"business day", "working day", "school day", "banking day", "weekday", "night",
                       "session", "visit", "class", "lesson", "ride", "trip", "journey", "stay"}
-PERIOD_RE = re.compile(r"^\s*(?:per|a|an|each|every|/)\s*(day|night|week|month|year|hour|visit|person|guest|"
+PERIOD_RE = re.compile(r"^\s*(?:per|a|an|each|every|/)\s*(?:calendar\s+)?(day|night|week|month|year|hour|visit|person|guest|"
                        r"adult|child|order|booking|item|bag|passenger|ticket|session|class|lesson|pet|room|"
                        r"vehicle|car|household|member|user|seat|device|line|account)s?\b", re.I)
 AGE_BEFORE_RE = re.compile(r"(?:aged?|ages|age of|over|under|older than|younger than|at least|minimum age(?: of)?|"
@@ -330,8 +330,20 @@ BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|
                          r"(\d{1,2})(?:st|nd|rd|th)\s+birthday", re.I)
 
 
+# How often something may be done: "twice a month", "3 times per week" (occasions per period, like "4 visits a month").
+FREQUENCY_RE = re.compile(rf"\b(?:(once|twice)|({NUMBER}|{NUMBER_WORD}) times)\s+(?:a|an|per|each|every)\s+(?:calendar\s+)?"
+                          r"(day|week|month|year)\b", re.I)
+OCCASION_UNITS = {"visit", "time", "occasion"}  # counted occasions, whatever the word
+
+
 def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out = []
+    for match in FREQUENCY_RE.finditer(text):
+        amount = {"once": 1.0, "twice": 2.0}.get((match.group(1) or "").lower()) or _number(match.group(2) or "")
+        if amount is not None and not _overlaps(match.span(), taken):
+            out.append(Value(QUANTITY, ("occasion", amount, match.group(3).lower()), *match.span(), match.group(),
+                             unit="occasion"))
+            taken.append(match.span())
     for match in MINIMUM_AGE_RE.finditer(text):
         if not _overlaps(match.span(), taken):
             amount = float(match.group(1) or match.group(2))
@@ -378,6 +390,7 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             continue
         if singular in NON_CALENDAR_UNITS or " " in word and _singular(word) in NON_CALENDAR_UNITS:
             unit = _singular(word)
+            unit = "occasion" if unit in OCCASION_UNITS else unit
             out.append(Value(QUANTITY, (unit, amount, _period_after(text, match.end())), *span, match.group(), unit=unit))
             taken.append(span)
             continue

@@ -277,3 +277,21 @@ def test_unlimited_denies_an_allowance_not_a_length():
     assert _unlimited_contradiction(unlimited, allowance) is not None
     assert _unlimited_contradiction(unlimited, per_period) is not None
     assert _unlimited_contradiction(unlimited, length) is None
+
+
+def test_daily_hours_are_compared_day_by_day(vectors):
+    daily = "The café is open daily from 8 to 5 pm."
+    differs_at_weekends = pair(daily, "Café: 08:00-17:00 Monday to Friday, 09:00-17:00 Saturday and Sunday.",
+                               first_title="Our café", second_title="Visitor guide")
+    assert [f.type for f in found(differs_at_weekends, vectors)] == ["hours"]
+    same_every_day = pair(daily, "Café: 08:00-17:00 Monday to Friday, 08:00-17:00 Saturday and Sunday.",
+                          first_title="Our café", second_title="Visitor guide")
+    assert found(same_every_day, vectors) == []
+
+
+def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vectors):
+    taxed = "Our prices exclude 20% VAT, so a locker costs £36 a month including VAT."
+    assert [f.type for f in found(pair(taxed, "A locker costs £25 a month."), vectors)] == ["price"]
+    assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
+    assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
+    assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate

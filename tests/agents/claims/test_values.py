@@ -93,3 +93,28 @@ def test_a_percentage_quoted_as_a_contrast_is_of_the_same_kind():
 
     values = extract_values("Members take 25% off every class instead of the usual 15%.", year=2026)
     assert [(v.text, v.unit) for v in values] == [("25%", "discount"), ("15%", "discount")]
+
+
+@pytest.mark.parametrize("plural, singular", [("messages", "message"), ("changes", "change"), ("boxes", "box"),
+                                              ("classes", "class"), ("lockers", "locker"), ("bikes", "bike")])
+def test_a_plural_and_its_singular_share_a_stem(plural, singular):
+    from agents.claims.analysis import stem
+
+    assert stem(plural) == stem(singular)
+
+
+def test_how_often_is_counted_in_occasions_per_period():
+    from agents.claims.values import comparable, equal_values, extract_values
+
+    def only(text):
+        values = extract_values(text, year=2026)
+        assert len(values) == 1, values
+        return values[0]
+
+    twice = only("You may bring a friend twice a month.")
+    visits = only("You may bring a friend on up to 4 visits per calendar month.")
+    two_visits = only("You may bring a friend on 2 visits a month.")
+    weekly = only("You may bring a friend twice a week.")
+    assert twice.key == ("occasion", 2.0, "month") and visits.key == ("occasion", 4.0, "month")
+    assert comparable(twice, visits) and not equal_values(twice, visits) and equal_values(twice, two_visits)
+    assert not comparable(twice, weekly)
