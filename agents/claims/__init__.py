@@ -23,7 +23,7 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .compare import Contradiction, compare_claims, same_subject_prices, transposed_contact
+from .compare import Contradiction, announced_changes, compare_claims, same_subject_prices, transposed_contact
 from .scope import Scope, claim_scope, proper_names
 from .values import DATE, extract_values
 
@@ -148,7 +148,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
             if found is not None and (best is None or found.confidence > best.confidence):
                 best = found
         if best is None:
-            best = same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
+            best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
+                    or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b]))
         if best is not None and best.confidence >= min_confidence:
             a, b = unique[ref_a], unique[ref_b]
             result.findings.append(ConflictFinding(

@@ -381,6 +381,30 @@ def _tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float
     return None
 
 
+# "Our X has moved", "the Y has changed": a claim that what it names is no longer as stated elsewhere.
+CHANGE_ANNOUNCED_RE = re.compile(r"\b(?:has|have) (?:now )?(?:moved|relocated|changed|closed|been (?:moved|relocated|replaced|"
+                                 r"discontinued|withdrawn))\b", re.I)
+ANNOUNCED_CHANGE_MIN_SIMILARITY = 0.4
+ANNOUNCED_CHANGE_MIN_SUBJECT = 2
+ANNOUNCED_CHANGE_STRENGTH = 0.6
+
+
+def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
+    """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
+    states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
+    if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
+        return None
+    for change, stated, flip in ((a, b, False), (b, a, True)):
+        if not CHANGE_ANNOUNCED_RE.search(change.claim.text) or CHANGE_ANNOUNCED_RE.search(stated.claim.text):
+            continue
+        subject = statement_subject(change.claim.text) or frozenset()
+        if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
+                stem(w) for w in content_stems(stated.claim.context)}:
+            said = (change.claim.text, stated.claim.text)
+            return said[::-1] if flip else said
+    return None
+
+
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
@@ -517,4 +541,21 @@ def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> C
                     found = Contradiction("price", SUBJECT_PASS_CONFIDENCE * damping, x.text, y.text, a, b)
                     if best is None or found.confidence > best.confidence:
                         best = found
+    return best
+
+
+def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Claims that announce a change ("… has moved") against what the other article states of that thing,
+    looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
+    best = None
+    for i, a in enumerate(claims_a):
+        for j, b in enumerate(claims_b):
+            if scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            moved = _announced_change(a, b, float(similarity[i, j]))
+            if moved is not None:
+                damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+                found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, moved[0], moved[1], a, b)
+                if best is None or found.confidence > best.confidence:
+                    best = found
     return best

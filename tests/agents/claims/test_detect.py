@@ -312,3 +312,12 @@ def test_a_contraction_is_no_subject():
 
     text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
     assert subject_of(text, text.index("£8")) is None
+
+
+def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
+    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
+    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
+    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
+        ("kb-1", "kb-2")]
+    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
+    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
