@@ -547,15 +547,18 @@ def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> C
 def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
     """Claims that announce a change ("… has moved") against what the other article states of that thing,
     looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
+    announcing_a = [i for i, a in enumerate(claims_a) if CHANGE_ANNOUNCED_RE.search(a.claim.text)]
+    announcing_b = [j for j, b in enumerate(claims_b) if CHANGE_ANNOUNCED_RE.search(b.claim.text)]
+    pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
+    pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
     best = None
-    for i, a in enumerate(claims_a):
-        for j, b in enumerate(claims_b):
-            if scopes_differ(scopes_a[i], scopes_b[j]):
-                continue
-            moved = _announced_change(a, b, float(similarity[i, j]))
-            if moved is not None:
-                damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
-                found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, moved[0], moved[1], a, b)
-                if best is None or found.confidence > best.confidence:
-                    best = found
+    for i, j in sorted(pairs):
+        if scopes_differ(scopes_a[i], scopes_b[j]):
+            continue
+        moved = _announced_change(claims_a[i], claims_b[j], float(similarity[i, j]))
+        if moved is not None:
+            damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+            found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, *moved, claims_a[i], claims_b[j])
+            if best is None or found.confidence > best.confidence:
+                best = found
     return best
