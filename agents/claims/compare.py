@@ -522,16 +522,20 @@ def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> C
     """Prices of one named thing in claims worded too differently to align ("| Evening class | $40 |" and "The
     course costs $35" on a page titled "Evening class"): same currency and period, the same subject of at least
     two words, scopes that do not differ."""
+    def prices(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"]
+
+    priced_b = [(j, b, prices(b)) for j, b in enumerate(claims_b) if prices(b)]
     best = None
     for i, a in enumerate(claims_a):
-        prices_a = [v for v in a.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"]
+        prices_a = prices(a)
         if not prices_a:
             continue
-        for j, b in enumerate(claims_b):
+        for j, b, prices_b in priced_b:
             if similarity[i, j] < SUBJECT_PASS_MIN_SIMILARITY or scopes_differ(scopes_a[i], scopes_b[j]):
                 continue
             for x in prices_a:
-                for y in (v for v in b.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"):
+                for y in prices_b:
                     if not comparable(x, y) or equal_values(x, y) or any(z.kind == MONEY and equal_values(x, z) for z in b.values):
                         continue
                     subject_x, subject_y = _page_subject(a, x), _page_subject(b, y)
