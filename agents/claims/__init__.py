@@ -57,13 +57,17 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
     counts: dict[str, int] = {}
     lowercase: set[str] = set()
     capitalised_in_bodies: set[str] = set()
+    titles = sorted({a.title.strip() for a in articles if len(a.title.split()) > 1}, key=len, reverse=True)
     for article in articles:
         text = article.title + ". " + article.body
         lowercase.update(re.findall(r"\b[a-z][a-z'\-]+", text))
-        capitalised_in_bodies.update(proper_names(article.body))
+        body = article.body
+        for title in titles:  # "(see Booking and cancelling)" refers to a page: its capital starts a title, no name
+            body = re.sub(rf"(?<=\bsee )[\"\u201c']?{re.escape(title)}", lambda m: " " * len(m.group()), body, flags=re.I)
+        capitalised_in_bodies.update(proper_names(body))
         # A title word counts when a body uses it too ("Elmstead branch" and "… at Elmstead …").
         title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
-        for name in proper_names(article.body) | title_names:
+        for name in proper_names(body) | title_names:
             counts[name] = counts.get(name, 0) + 1
     return frozenset(name for name, n in counts.items()
                      if not (n * BUSINESS_NAME_SHARE > len(articles) and n >= 2) and name.lower() not in lowercase)

@@ -321,3 +321,13 @@ def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
         ("kb-1", "kb-2")]
     other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
     assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
+
+
+def test_a_page_title_cited_with_see_is_no_name_that_scopes():
+    from agents.claims import _known_names
+
+    articles = [ArticleText(ref="kb-1", title="Returns and refunds", body="Refunds reach your card within 5 days."),
+                ArticleText(ref="kb-2", title="Delivery", body="Parcels leave our Millgate depot daily (see Returns and refunds for sending one back)."),
+                ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
+    known = _known_names(articles)
+    assert "Millgate" in known and "Returns" not in known
