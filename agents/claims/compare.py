@@ -381,6 +381,30 @@ def _tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float
     return None
 
 
+# "Our X has moved", "the Y has changed": a claim that what it names is no longer as stated elsewhere.
+CHANGE_ANNOUNCED_RE = re.compile(r"\b(?:has|have) (?:now )?(?:moved|relocated|changed|closed|been (?:moved|relocated|replaced|"
+                                 r"discontinued|withdrawn))\b", re.I)
+ANNOUNCED_CHANGE_MIN_SIMILARITY = 0.4
+ANNOUNCED_CHANGE_MIN_SUBJECT = 2
+ANNOUNCED_CHANGE_STRENGTH = 0.6
+
+
+def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
+    """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
+    states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
+    if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
+        return None
+    for change, stated, flip in ((a, b, False), (b, a, True)):
+        if not CHANGE_ANNOUNCED_RE.search(change.claim.text) or CHANGE_ANNOUNCED_RE.search(stated.claim.text):
+            continue
+        subject = statement_subject(change.claim.text) or frozenset()
+        if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
+                stem(w) for w in content_stems(stated.claim.context)}:
+            said = (change.claim.text, stated.claim.text)
+            return said[::-1] if flip else said
+    return None
+
+
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
@@ -476,3 +500,69 @@ def transposed_contact(claims_a: list[ClaimFacts], claims_b: list[ClaimFacts]) -
                     if _one_transposition(x.key[0], y.key[0]):
                         return Contradiction("contact", 0.85, x.text, y.text, a, b)
     return None
+
+
+SUBJECT_PASS_MIN_SIMILARITY = 0.35  # claims this far apart in wording can still price one named thing
+SUBJECT_PASS_MIN_SHARED = 2
+SUBJECT_PASS_CONFIDENCE = 0.6
+
+
+def _page_subject(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a price is of; a bare noun ("the course") on a page titled after one thing is that thing."""
+    subject = _subject(facts, value) or frozenset()
+    if facts.claim.label or len(subject) != 1:
+        return subject  # a claim that names nothing ("that's €20 a day") is not the page's headline price
+    title = facts.claim.context.split(" \u2014 ", 1)[0]
+    if title.rstrip().endswith("?") or statement_subject(title) is not None:
+        return subject  # a question or a sentence names no one thing
+    return phrase_stems(title) or subject
+
+
+def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Prices of one named thing in claims worded too differently to align ("| Evening class | $40 |" and "The
+    course costs $35" on a page titled "Evening class"): same currency and period, the same subject of at least
+    two words, scopes that do not differ."""
+    def prices(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"]
+
+    priced_b = [(j, b, prices(b)) for j, b in enumerate(claims_b) if prices(b)]
+    best = None
+    for i, a in enumerate(claims_a):
+        prices_a = prices(a)
+        if not prices_a:
+            continue
+        for j, b, prices_b in priced_b:
+            if similarity[i, j] < SUBJECT_PASS_MIN_SIMILARITY or scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            for x in prices_a:
+                for y in prices_b:
+                    if not comparable(x, y) or equal_values(x, y) or any(z.kind == MONEY and equal_values(x, z) for z in b.values):
+                        continue
+                    subject_x, subject_y = _page_subject(a, x), _page_subject(b, y)
+                    if len(subject_x & subject_y) < SUBJECT_PASS_MIN_SHARED or relation(subject_x, subject_y) is not Relation.SAME:
+                        continue
+                    damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+                    found = Contradiction("price", SUBJECT_PASS_CONFIDENCE * damping, x.text, y.text, a, b)
+                    if best is None or found.confidence > best.confidence:
+                        best = found
+    return best
+
+
+def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Claims that announce a change ("… has moved") against what the other article states of that thing,
+    looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
+    announcing_a = [i for i, a in enumerate(claims_a) if CHANGE_ANNOUNCED_RE.search(a.claim.text)]
+    announcing_b = [j for j, b in enumerate(claims_b) if CHANGE_ANNOUNCED_RE.search(b.claim.text)]
+    pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
+    pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
+    best = None
+    for i, j in sorted(pairs):
+        if scopes_differ(scopes_a[i], scopes_b[j]):
+            continue
+        moved = _announced_change(claims_a[i], claims_b[j], float(similarity[i, j]))
+        if moved is not None:
+            damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+            found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, *moved, claims_a[i], claims_b[j])
+            if best is None or found.confidence > best.confidence:
+                best = found
+    return best

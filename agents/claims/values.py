@@ -188,12 +188,19 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     return out
 
 
+COST_WORDS = frozenset({"fee", "fees", "charge", "charges", "cost", "commission", "interest", "toll", "duty", "tax",
+                        "rent", "royalty", "postage", "delivery", "shipping"})
+
+
 def _free(text: str) -> list[Value]:
     """"free", "at no cost", "complimentary": a price of zero, comparable with any amount."""
     out = []
     for match in re.finditer(r"\b(?:free of charge|for free|at no (?:extra |additional )?(?:cost|charge)|no charge|"
                              r"(?:do not|don't|won't|will not|never) charge|without charge|complimentary|free)\b",
                              text, re.I):
+        compound = re.search(r"(\w+)-$", text[max(0, match.start() - 20):match.start()])
+        if compound and compound.group(1).lower() not in COST_WORDS:
+            continue  # "nut-free", "smoke-free": without something, not a price ("fee-free" is one)
         after = text[match.end():match.end() + 20].lower()
         if re.match(r"\s*(?:-|\u2013)?\s*(?:to|of|from|up|wi-?fi|parking|trial|text)\b", after) and "charge" not in match.group().lower():
             continue  # "free to use", "free of clutter", "free trial" are not prices

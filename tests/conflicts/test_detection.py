@@ -105,8 +105,13 @@ def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection,
     from conflicts.services import detection
     from tests.factories import make_article
 
-    make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired at the desk.")
-    make_article(kb, "web-prices", "Prices\n\nA day pass for the climbing wall costs €15. Chalk is sold at the desk.")
+    from articles.services import articles_reindex
+
+    indexed = [make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired "
+                            "at the desk.", index=False),
+               make_article(kb, "web-prices", "Prices\n\nA day pass for the climbing wall costs €15. Chalk is sold "
+                            "at the desk.", index=False)]
+    articles_reindex(article_ids=[article.pk for article in indexed])  # an index sync, as after an import
     unindexed = make_article(kb, "faq-lockers", "Lockers take a €1 coin, returned when you open them.", index=False)
     real_embed = detection.embed_texts
     embedded: list[list[str]] = []

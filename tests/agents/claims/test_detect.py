@@ -295,3 +295,39 @@ def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vecto
     assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
     assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
     assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
+
+
+def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
+    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
+    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
+            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
+    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
+    assert [f.type for f in found(same, vectors)] == ["price"]
+    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
+    assert found(other, vectors) == []
+
+
+def test_a_contraction_is_no_subject():
+    from agents.claims.subject import subject_of
+
+    text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
+    assert subject_of(text, text.index("£8")) is None
+
+
+def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
+    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
+    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
+    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
+        ("kb-1", "kb-2")]
+    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
+    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
+
+
+def test_a_page_title_cited_with_see_is_no_name_that_scopes():
+    from agents.claims import _known_names
+
+    articles = [ArticleText(ref="kb-1", title="Returns and refunds", body="Refunds reach your card within 5 days."),
+                ArticleText(ref="kb-2", title="Delivery", body="Parcels leave our Millgate depot daily (see Returns and refunds for sending one back)."),
+                ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
+    known = _known_names(articles)
+    assert "Millgate" in known and "Returns" not in known

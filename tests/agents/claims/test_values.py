@@ -118,3 +118,10 @@ def test_how_often_is_counted_in_occasions_per_period():
     assert twice.key == ("occasion", 2.0, "month") and visits.key == ("occasion", 4.0, "month")
     assert comparable(twice, visits) and not equal_values(twice, visits) and equal_values(twice, two_visits)
     assert not comparable(twice, weekly)
+
+
+def test_a_compound_that_means_without_something_is_no_price():
+    from agents.claims.values import extract_values
+
+    assert extract_values("Every lunch on the menu is gluten-free.", year=2026) == []
+    assert [v.key for v in extract_values("Transfers between accounts are fee-free.", year=2026)] == [("*", 0.0, "")]
