@@ -42,6 +42,12 @@ STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES ar
 CONFIRM_BELOW = 0.75  # auto: claim findings less sure than this are confirmed by the LLM first
 
 
+def uses_cached_verdicts(detector: str) -> bool:
+    """Whether plan_detection consults cached verdicts: only the LLM's pairs are cached, so the claim
+    detector alone never does (its caller need not read them)."""
+    return detector != "claims"
+
+
 @dataclass
 class DetectionOutcome:
     status: str
@@ -164,7 +170,7 @@ def plan_detection(
                 to_confirm[key] = finding
             else:
                 found.setdefault(key, finding)
-    if detector == "claims":
+    if not uses_cached_verdicts(detector):
         return plan
 
     cache = {pair_key(*key): verdict for key, verdict in (cached or {}).items()}

@@ -331,13 +331,14 @@ class _Planned:
         return [f"{title}\n{t}" for t in self.pieces] + self.claims
 
 
-def _index_plan(article_ids: list[int]) -> list[_Planned]:
-    """The chunks to embed for these articles' current versions; deleted ones leave the index here."""
+def _index_plan(article_ids: list[int], *, claims: bool = True) -> list[_Planned]:
+    """The chunks (and, with `claims`, the claim texts) to embed for these articles' current versions;
+    deleted ones leave the index here."""
     articles = list(
         Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
     )
     stored = dict(VersionClaimVectors.objects.filter(
-        version_id__in=[a.current_version_id for a in articles if a.current_version_id]
+        version_id__in=[a.current_version_id for a in articles if a.current_version_id and claims]
     ).values_list("version_id", "key"))
     planned: list[_Planned] = []
     for article in articles:
@@ -346,10 +347,10 @@ def _index_plan(article_ids: list[int]) -> list[_Planned]:
                 _unindex(article=article)
             continue
         version = article.current_version
-        claims = claim_texts(title=version.title, body=version.body) or []
-        if stored.get(version.id) == texts_key(claims):
-            claims = []  # stored already for these very texts (a full re-sync of an unchanged version)
-        planned.append(_Planned(article, chunk_body(version.body), claims))
+        texts = (claim_texts(title=version.title, body=version.body) or []) if claims else []
+        if stored.get(version.id) == texts_key(texts):
+            texts = []  # stored already for these very texts (a full re-sync of an unchanged version)
+        planned.append(_Planned(article, chunk_body(version.body), texts))
     return planned
 
 
@@ -392,9 +393,9 @@ def _index_write(planned: list[_Planned], vectors) -> int:
     return written
 
 
-def _index_batch(article_ids: list[int]) -> int:
+def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
     """Embed the current versions of these articles (outside any lock), then swap their chunks."""
-    planned = _index_plan(article_ids)
+    planned = _index_plan(article_ids, claims=claims)
     return _index_write(planned, embed_texts(_index_texts(planned)))
 
 
@@ -429,7 +430,10 @@ def article_reindex(*, article_id: int) -> int:
 
     This is what makes a reviewer's fix reach retrieval before their request returns.
     """
-    return _index_batch([article_id])
+    # Chunks only: a fix must reach retrieval within its request, and embedding the claims about doubles
+    # the encoder's work. A turn's check embeds this version's claims on first sight instead (and a full
+    # re-sync stores them).
+    return _index_batch([article_id], claims=False)
 
 
 def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:

@@ -20,7 +20,7 @@ from kbreview.jobs import claim_expiry, sweep_cutoff
 logger = logging.getLogger(__name__)
 
 __all__ = ["claim_expiry", "detection_enqueue", "detection_wake", "jobs_sweep", "notification_deliver",
-           "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue"]
+           "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue", "suggestions_enqueue"]
 
 DETECT_TURN = "conflicts.tasks.detect_turn"
 COMPUTE_SUGGESTION = "conflicts.tasks.compute_suggestion"
@@ -53,7 +53,7 @@ def suggestion_enqueue(*, conflict_id: int, force: bool = False):
     when one already finished for them, nor ever for a one-article finding. Returns the new SuggestionJob or None.
     """
     from articles.models import Article
-    from conflicts.models import Conflict, JobStatus, SuggestionJob
+    from conflicts.models import Conflict
 
     conflict = Conflict.objects.only("article_low_id", "article_high_id").get(pk=conflict_id)
     if not conflict.is_pair:
@@ -63,20 +63,40 @@ def suggestion_enqueue(*, conflict_id: int, force: bool = False):
             "pk", "current_version_id"
         )
     )
-    key = {"conflict_id": conflict_id, "version_low_id": versions[conflict.article_low_id],
-           "version_high_id": versions[conflict.article_high_id]}
-    existing = SuggestionJob.objects.filter(**key)
-    if existing.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).exists():
-        return None
-    if not force and existing.filter(status=JobStatus.DONE).exists():
-        return None
+    jobs = suggestions_enqueue(
+        keys=[(conflict_id, versions[conflict.article_low_id], versions[conflict.article_high_id])], force=force
+    )
+    return jobs[0] if jobs else None
+
+
+def suggestions_enqueue(*, keys: list[tuple[int, int, int]], force: bool = False) -> list:
+    """suggestion_enqueue for several (conflict id, version_low id, version_high id) at once: one look-up
+    of the jobs pending (or, unless `force`, finished) for those versions and one insert of the missing
+    ones. Returns the new SuggestionJobs."""
+    from conflicts.models import JobStatus, SuggestionJob
+
+    if not keys:
+        return []
+    settled = (JobStatus.QUEUED, JobStatus.RUNNING) if force else (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE)
+    taken = set(
+        SuggestionJob.objects.filter(conflict_id__in={key[0] for key in keys}, status__in=settled)
+        .values_list("conflict_id", "version_low_id", "version_high_id")
+    )
+    missing = sorted(set(keys) - taken)
+    if not missing:
+        return []
     try:
         with transaction.atomic():
-            job = SuggestionJob.objects.create(**key)
-    except IntegrityError:  # a concurrent request queued the same versions first
-        return None
-    outbox.send_on_commit(COMPUTE_SUGGESTION, job.pk)
-    return job
+            created = SuggestionJob.objects.bulk_create(
+                SuggestionJob(conflict_id=c, version_low_id=low, version_high_id=high) for c, low, high in missing
+            )
+    except IntegrityError:  # a concurrent request queued some of the same versions first: one by one
+        if len(missing) == 1:
+            return []
+        return [job for key in missing for job in suggestions_enqueue(keys=[key], force=force)]
+    for job in created:
+        outbox.send_on_commit(COMPUTE_SUGGESTION, job.pk)
+    return created
 
 
 def rule_induction_enqueue(*, knowledge_base_id: int, actor_id: int | None = None) -> None:

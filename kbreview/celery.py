@@ -6,7 +6,7 @@ import logging
 import os
 
 from celery import Celery
-from celery.signals import beat_init, celeryd_init
+from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
 
@@ -29,11 +29,31 @@ def claim_expiry():
 
 
 def lower_priority() -> None:
-    """Background work yields the cores to the web process (also in production: same settings)."""
+    """Background work yields the cores to the web process (also in production: same settings), its
+    queries on the embedded server too (lower_database_priority)."""
     from django.conf import settings
+    from django.db.backends.signals import connection_created
 
     if settings.WORKER_NICENESS > 0:
         os.nice(settings.WORKER_NICENESS)
+        # Registered before the pool forks: every child's connections are lowered as they open.
+        connection_created.connect(lower_database_priority, dispatch_uid="kbreview-lower-database-priority")
+
+
+def lower_database_priority(sender, connection, **_kwargs) -> None:
+    """A worker's queries run in a PostgreSQL backend process of their own, which would otherwise take the
+    cores at the web's priority (a check spends more time there than in Python). On the embedded server,
+    on this machine, that backend is lowered by WORKER_NICENESS as the connection opens. A server
+    elsewhere is left alone (its processes are not ours to renice); so is one we may not renice."""
+    from django.conf import settings
+
+    if not connection.settings_dict.get("EMBEDDED_PGDATA"):
+        return
+    pid = connection.connection.info.backend_pid
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, pid) + settings.WORKER_NICENESS))
+    except OSError as exc:
+        logger.info("could not lower the priority of database backend %s (%s); its queries keep the web's", pid, exc)
 
 
 def broker_folders() -> list[str]:
@@ -53,6 +73,18 @@ def _worker_start(**_kwargs) -> None:
     ensure_broker_folders()
     lower_priority()
     logger.info("Celery worker on %s, niceness %s", app.conf.broker_url, os.nice(0))
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _connections_as_around_a_request(sender=None, **_kwargs) -> None:
+    """A task is to a worker what a request is to the web: connections older than CONN_MAX_AGE or broken
+    are closed before and after it, others kept (and health-checked before reuse). Not around a task run
+    in the caller's process (eager), whose connection and transaction are the caller's."""
+    from django.db import close_old_connections
+
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        close_old_connections()
 
 
 @beat_init.connect

@@ -244,8 +244,18 @@ else:
 # sweeper sends it again later.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Messages each worker process holds in reserve. Without Redis the consumer sleeps polling_interval
+# whenever its reserve is full, so a reserve of one per process left a process idle for most of every
+# 0.2 s poll once tasks take less than that (a claims check takes ~30-80 ms): one worker drained 400
+# queued checks at 7.1/s with 1 and 10.1/s with 8 (load 9-10, before checks got cheaper). Messages only
+# wake workers (the rows are the truth), so a reserve lost with a killed worker is re-sent by the sweeper.
+CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("CELERY_WORKER_PREFETCH_MULTIPLIER", default=4)
 CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=2)
+# Celery's Django fix-up closes the database connection before and after every task unless this is set,
+# so each check paid for a new PostgreSQL backend (and its cold catalogue caches). Workers keep theirs
+# as web threads do: closed when older than CONN_MAX_AGE or unusable, checked before reuse (close_old_connections
+# around each task, kbreview/celery.py); the fix-up's own count only renews one after this many tasks.
+CELERY_DB_REUSE_MAX = 10_000
 # Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
 # background work never competes with the web process for the cores.
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)

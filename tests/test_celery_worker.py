@@ -190,11 +190,28 @@ def test_a_worker_killed_mid_detection_then_restarted_detects_every_turn_once(kb
 
 
 def test_workers_lower_their_cpu_priority(kb, filesystem_broker, tmp_path):
+    from django.db import connection
+
+    from conflicts.models import DetectionOutcome, DetectionRun
+    from conflicts.services.turns import RetrievedRef, turn_report
+
+    make_article(kb, "faq-fare-a", "A single ticket costs €18.", index=False)
+    make_article(kb, "faq-fare-b", "A single ticket costs €22.", index=False)
     log = tmp_path / "worker.log"
     worker = processes.start_worker("nice", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker,
-                                                               WORKER_NICENESS=7), log=log)
+                                                               WORKER_NICENESS=7, DETECTION_DETECTOR="claims"), log=log)
     try:
         assert os.getpriority(os.PRIO_PROCESS, worker.pid) == os.getpriority(os.PRIO_PROCESS, 0) + 7
+        # Its queries too: the embedded server's backend serving the worker runs 7 lower than ours.
+        turn, _ = turn_report(knowledge_base=kb, external_id="t-1", question="How much is a ticket?",
+                              retrieved=[RetrievedRef(ref="faq-fare-a", rank=1), RetrievedRef(ref="faq-fare-b", rank=2)])
+        wait_for(lambda: DetectionRun.objects.filter(turn=turn).exclude(outcome=DetectionOutcome.QUEUED).exists(),
+                 120, "the worker to check the turn", logs=[log])
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            theirs = [row[0] for row in cursor.fetchall()]
+        ours = os.getpriority(os.PRIO_PROCESS, connection.connection.info.backend_pid)
+        assert theirs and {os.getpriority(os.PRIO_PROCESS, pid) for pid in theirs} == {min(19, ours + 7)}
     finally:
         processes.stop(worker)
 

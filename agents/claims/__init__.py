@@ -23,7 +23,7 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .compare import Contradiction, compare_claims, transposed_contact
+from .compare import Contradiction, announced_changes, compare_claims, same_subject_prices, transposed_contact
 from .scope import Scope, claim_scope, proper_names
 from .values import DATE, extract_values
 
@@ -57,13 +57,17 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
     counts: dict[str, int] = {}
     lowercase: set[str] = set()
     capitalised_in_bodies: set[str] = set()
+    titles = sorted({a.title.strip() for a in articles if len(a.title.split()) > 1}, key=len, reverse=True)
     for article in articles:
         text = article.title + ". " + article.body
         lowercase.update(re.findall(r"\b[a-z][a-z'\-]+", text))
-        capitalised_in_bodies.update(proper_names(article.body))
+        body = article.body
+        for title in titles:  # "(see Booking and cancelling)" refers to a page: its capital starts a title, no name
+            body = re.sub(rf"(?<=\bsee )[\"\u201c']?{re.escape(title)}", lambda m: " " * len(m.group()), body, flags=re.I)
+        capitalised_in_bodies.update(proper_names(body))
         # A title word counts when a body uses it too ("Elmstead branch" and "… at Elmstead …").
         title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
-        for name in proper_names(article.body) | title_names:
+        for name in proper_names(body) | title_names:
             counts[name] = counts.get(name, 0) + 1
     return frozenset(name for name, n in counts.items()
                      if not (n * BUSINESS_NAME_SHARE > len(articles) and n >= 2) and name.lower() not in lowercase)
@@ -88,7 +92,9 @@ def _context_dates(context: str, year: int) -> list[dt.date]:
 
 
 def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
-    return claim_scope(facts.claim.text, facts.claim.context, known_names=known, dates=_dates(facts.values),
+    # A table cell's row label is what the cell is of ("Off-Peak | weekdays 09:00-16:00"): its own words, not a heading.
+    text = f"{facts.claim.label}: {facts.claim.text}" if facts.claim.label else facts.claim.text
+    return claim_scope(text, facts.claim.context, known_names=known, dates=_dates(facts.values),
                        context_dates=_context_dates(facts.claim.context, now.year),
                        calendar_days=_calendar_days(facts.values), now=now)
 
@@ -145,6 +151,9 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                                    scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j])
             if found is not None and (best is None or found.confidence > best.confidence):
                 best = found
+        if best is None:
+            best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
+                    or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b]))
         if best is not None and best.confidence >= min_confidence:
             a, b = unique[ref_a], unique[ref_b]
             result.findings.append(ConflictFinding(

@@ -15,7 +15,7 @@ import numpy as np
 
 from .split import Claim, split_claims
 from .words import STOPWORDS
-from .subject import label_subject, named_mentions, resolved, subject_of
+from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
 from .stance import channel_stances, channels, denied_words, is_negative, modality, strip_negation
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
@@ -49,6 +49,10 @@ class ClaimFacts:
 def stem(word: str) -> str:
     w = word.lower()
     for suffix in ("ability", "able", "ance", "ence", "ment", "ings", "ing", "ies", "ed", "es", "s"):
+        if suffix == "es" and not re.search(r"(?:s|x|z|ch|sh)es$", w):
+            continue  # "messages" is "message" + s, "boxes" is "box" + es
+        if suffix == "s" and w.endswith(("ss", "us", "is")):
+            continue  # "class", "bonus", "basis" are singular
         if w.endswith(suffix) and len(w) - len(suffix) >= (4 if suffix in ("ance", "ence", "ment") else 3):
             return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return w
@@ -107,7 +111,9 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             content |= asked
             denied_stems |= asked if negative else frozenset()
             masked = f"{claim.question} {masked}"
-        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else None)
+        # A claim that names nothing ("For €30 a month you get:") is said of what its heading states a thing of.
+        heading_subject = None if claim.label or claim.question else statement_subject(claim.context.rsplit("\u2014", 1)[-1])
+        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else heading_subject)
                      for v in values)
         subjects = tuple(resolved(subject, mentions) for subject in said)
         mentions = named_mentions(claim.text, mentions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
@@ -49,6 +49,10 @@ HEAD_WINDOW_WORDS = 4
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
+# A contrast that names an exception to the usual value ("60% instead of our usual 50%") rather than a change
+# ("now 60%, up from 50%"): the claim agrees with the usual value and adds a case of its own.
+EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usual|(?:our|the) normal|normally)\b", re.I)
+EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
@@ -87,11 +91,21 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     return bool(head_x & head_y)
 
 
+ALLOWANCE_BEFORE_RE = re.compile(r"\b(?:up to|maximum(?: of)?|max\.?|no more than|at most|limit(?:ed)? (?:of|to)|"
+                                 r"includes?|included|allowance of|capped at)\s*$", re.I)
+
+
+def _is_allowance(facts: ClaimFacts, value: Value) -> bool:
+    """An amount given per period ("150 miles a day") or as a bound ("up to 4 visits"): what "unlimited" denies.
+    A bare length ("a session (60 minutes)") is no limit."""
+    return bool(value.key[2]) or bool(ALLOWANCE_BEFORE_RE.search(facts.claim.text[:value.start]))
+
+
 def _unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, str, str] | None:
     """"unlimited mileage" against "150 miles a day": a limit one side denies."""
     for first, second, flip in ((a, b, False), (b, a, True)):
         unlimited = [v for v in first.values if v.kind == UNLIMITED]
-        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount"
+        limits = [v for v in second.values if v.kind in (QUANTITY, COUNT) and v.role == "amount" and _is_allowance(second, v)
                   and (not unlimited or _subject_relation(first, unlimited[0], second, v) is not Relation.DIFFERENT)]
         if unlimited and limits and not any(v.kind == UNLIMITED for v in second.values):
             said = (unlimited[0].text, _said(limits))
@@ -138,6 +152,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
             continue
         matched_mine = {id(x) for x, y in pairs if equal_values(x, y)}
         matched_theirs = {id(y) for x, y in pairs if equal_values(x, y)}
+        if kind == CLOCK:
+            # "daily 7-10:30" against "07:00-10:30 weekdays, 07:30-11:00 weekends": a time matches only when the
+            # other claim gives it on every day both name.
+            matched_mine -= _unmatched_on_some_day(a, mine, b, theirs)
+            matched_theirs -= _unmatched_on_some_day(b, theirs, a, mine)
         paired_mine = {id(x) for x, _ in pairs}
         paired_theirs = {id(y) for _, y in pairs}
         open_mine = [x for x in mine if id(x) not in matched_mine and id(x) in paired_mine]
@@ -148,6 +167,9 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         # contrast ("60% instead of our usual 50%"), which is much weaker.
         partly = bool(matched_mine) and (kind == CLOCK or CONTRAST_RE.search(a.claim.text + " " + b.claim.text))
         strength = 1.0 if not partly else (0.8 if kind == CLOCK else 0.55)
+        if (kind != CLOCK and EXCEPTION_CONTRAST_RE.search(a.claim.text + " " + b.claim.text)
+                and any(comparable(x, y) and equal_values(x, y) for x in mine for y in theirs)):
+            strength = EXCEPTION_CONTRAST_STRENGTH
         relations = {_subject_relation(a, x, b, y) for x, y in pairs
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
@@ -160,6 +182,24 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         if best is None or strength > best[1]:
             best = (kind, strength, _said(open_mine), _said(open_theirs))
     return best
+
+
+def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    return _value_days(facts, value) or days_in(facts.claim.text)
+
+
+def _unmatched_on_some_day(a: ClaimFacts, mine: list[Value], b: ClaimFacts, theirs: list[Value]) -> set[int]:
+    """Times of `a` that `b` does not give on some day both claims name (days said on both sides)."""
+    schedule: dict[str, set] = {}
+    for y in theirs:
+        for day in _clock_days(b, y):
+            schedule.setdefault(day, set()).add(y.key)
+    unmatched = set()
+    for x in mine:
+        days = _clock_days(a, x) & schedule.keys()
+        if any(x.key not in schedule[day] for day in days):
+            unmatched.add(id(x))
+    return unmatched
 
 
 VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
@@ -301,6 +341,70 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     return None
 
 
+TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
+TAX_RATE_WINDOW = 25
+TAX_CONVERTED_STRENGTH = 0.9
+
+
+def _tax_rate(facts: ClaimFacts) -> float | None:
+    """The tax rate a claim states next to a tax word ("exclude 21% VAT"), as a percentage."""
+    text = facts.claim.text
+    for value in facts.values:
+        if value.kind == PERCENT and TAX_RATE_RE.search(text[max(0, value.start - TAX_RATE_WINDOW):value.end + TAX_RATE_WINDOW]):
+            return value.key[0]
+    return None
+
+
+def _tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
+                                 scope_a: Scope, scope_b: Scope) -> Contradiction | None:
+    """Claims set apart only by tax ("€228.69 a month including 21% VAT" / "€175 a month"): when the taxed claim
+    states its rate, the other price conflicts if it is neither the gross nor the net figure."""
+    if scopes_differ(replace(scope_a, tax=frozenset()), replace(scope_b, tax=frozenset())):
+        return None
+    for taxed, other, taxed_scope, other_scope, flip in ((a, b, scope_a, scope_b, False), (b, a, scope_b, scope_a, True)):
+        rate = _tax_rate(taxed) if "included" in taxed_scope.tax and "included" not in other_scope.tax else None
+        if rate is None:
+            continue
+        net = replace(taxed, values=tuple(
+            replace(v, key=(v.key[0], round(v.key[1] / (1 + rate / 100), 2), v.key[2])) if v.kind == MONEY else v
+            for v in taxed.values))
+        gross_hit = _value_contradiction(taxed, other, similarity)
+        net_hit = _value_contradiction(net, other, similarity)
+        if gross_hit is None or net_hit is None or gross_hit[0] != MONEY or net_hit[0] != MONEY:
+            continue
+        strength = TAX_CONVERTED_STRENGTH * min(gross_hit[1], net_hit[1])
+        said_taxed, said_other = f"{gross_hit[2]} including {rate:g}% tax", gross_hit[3]
+        said = (said_other, said_taxed) if flip else (said_taxed, said_other)
+        return Contradiction("price", strength * (0.55 + 0.45 * min(1.0, max(0.0, (similarity - VALUE_MIN_SIMILARITY_WITH_OVERLAP)
+                                                                                / (1 - VALUE_MIN_SIMILARITY_WITH_OVERLAP)))),
+                             *said, a, b)
+    return None
+
+
+# "Our X has moved", "the Y has changed": a claim that what it names is no longer as stated elsewhere.
+CHANGE_ANNOUNCED_RE = re.compile(r"\b(?:has|have) (?:now )?(?:moved|relocated|changed|closed|been (?:moved|relocated|replaced|"
+                                 r"discontinued|withdrawn))\b", re.I)
+ANNOUNCED_CHANGE_MIN_SIMILARITY = 0.4
+ANNOUNCED_CHANGE_MIN_SUBJECT = 2
+ANNOUNCED_CHANGE_STRENGTH = 0.6
+
+
+def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
+    """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
+    states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
+    if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
+        return None
+    for change, stated, flip in ((a, b, False), (b, a, True)):
+        if not CHANGE_ANNOUNCED_RE.search(change.claim.text) or CHANGE_ANNOUNCED_RE.search(stated.claim.text):
+            continue
+        subject = statement_subject(change.claim.text) or frozenset()
+        if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
+                stem(w) for w in content_stems(stated.claim.context)}:
+            said = (change.claim.text, stated.claim.text)
+            return said[::-1] if flip else said
+    return None
+
+
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
@@ -308,8 +412,10 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             return None  # one template sentence on each product's own page ("Our Lite team …" / "Our Max team …")
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
-    if scopes_differ(scope_a, scope_b) or _template_siblings(a, b):
+    if _template_siblings(a, b):
         return None
+    if scopes_differ(scope_a, scope_b):
+        return _tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
     # by an engineer") can both hold; the value comparison checks each value's own subject instead.
     statements_apart = relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) is Relation.DIFFERENT
@@ -394,3 +500,69 @@ def transposed_contact(claims_a: list[ClaimFacts], claims_b: list[ClaimFacts]) -
                     if _one_transposition(x.key[0], y.key[0]):
                         return Contradiction("contact", 0.85, x.text, y.text, a, b)
     return None
+
+
+SUBJECT_PASS_MIN_SIMILARITY = 0.35  # claims this far apart in wording can still price one named thing
+SUBJECT_PASS_MIN_SHARED = 2
+SUBJECT_PASS_CONFIDENCE = 0.6
+
+
+def _page_subject(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a price is of; a bare noun ("the course") on a page titled after one thing is that thing."""
+    subject = _subject(facts, value) or frozenset()
+    if facts.claim.label or len(subject) != 1:
+        return subject  # a claim that names nothing ("that's €20 a day") is not the page's headline price
+    title = facts.claim.context.split(" \u2014 ", 1)[0]
+    if title.rstrip().endswith("?") or statement_subject(title) is not None:
+        return subject  # a question or a sentence names no one thing
+    return phrase_stems(title) or subject
+
+
+def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Prices of one named thing in claims worded too differently to align ("| Evening class | $40 |" and "The
+    course costs $35" on a page titled "Evening class"): same currency and period, the same subject of at least
+    two words, scopes that do not differ."""
+    def prices(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"]
+
+    priced_b = [(j, b, prices(b)) for j, b in enumerate(claims_b) if prices(b)]
+    best = None
+    for i, a in enumerate(claims_a):
+        prices_a = prices(a)
+        if not prices_a:
+            continue
+        for j, b, prices_b in priced_b:
+            if similarity[i, j] < SUBJECT_PASS_MIN_SIMILARITY or scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            for x in prices_a:
+                for y in prices_b:
+                    if not comparable(x, y) or equal_values(x, y) or any(z.kind == MONEY and equal_values(x, z) for z in b.values):
+                        continue
+                    subject_x, subject_y = _page_subject(a, x), _page_subject(b, y)
+                    if len(subject_x & subject_y) < SUBJECT_PASS_MIN_SHARED or relation(subject_x, subject_y) is not Relation.SAME:
+                        continue
+                    damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+                    found = Contradiction("price", SUBJECT_PASS_CONFIDENCE * damping, x.text, y.text, a, b)
+                    if best is None or found.confidence > best.confidence:
+                        best = found
+    return best
+
+
+def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Claims that announce a change ("… has moved") against what the other article states of that thing,
+    looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
+    announcing_a = [i for i, a in enumerate(claims_a) if CHANGE_ANNOUNCED_RE.search(a.claim.text)]
+    announcing_b = [j for j, b in enumerate(claims_b) if CHANGE_ANNOUNCED_RE.search(b.claim.text)]
+    pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
+    pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
+    best = None
+    for i, j in sorted(pairs):
+        if scopes_differ(scopes_a[i], scopes_b[j]):
+            continue
+        moved = _announced_change(claims_a[i], claims_b[j], float(similarity[i, j]))
+        if moved is not None:
+            damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+            found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, *moved, claims_a[i], claims_b[j])
+            if best is None or found.confidence > best.confidence:
+                best = found
+    return best

@@ -40,6 +40,15 @@ def _is_heading(line: str) -> bool:
     return len(stripped) < 50 and not re.search(r"[.!?;]$|\d", stripped) and len(stripped.split()) <= 7
 
 
+INTRO_MIN_WORDS = 5
+
+
+def _states_values(line: str) -> bool:
+    """A line that ends with a colon yet says something with a number in a sentence of its own."""
+    stripped = line.strip()
+    return stripped.endswith(":") and bool(re.search(r"\d", stripped)) and len(stripped.split()) >= INTRO_MIN_WORDS
+
+
 def _sentences(line: str) -> list[tuple[int, int]]:
     cuts = [0]
     for match in SENTENCE_END_RE.finditer(line):
@@ -127,7 +136,9 @@ def split_claims(title: str, body: str) -> list[Claim]:
             continue
         if _is_heading(content) and not marker:
             heading = f"{title} \u2014 {content.strip().rstrip(':')}"
-            continue
+            if not _states_values(content):
+                continue
+            # "For €30 a month you get:" introduces a list and states a price: a heading and a claim.
         for a, b in _sentences(content):
             piece = content[a:b].strip()
             start = base + offset + a + content[a:b].index(piece)

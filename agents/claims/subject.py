@@ -65,7 +65,7 @@ class Relation(Enum):
 def _stems(words: list[str]) -> frozenset[str]:
     out = set()
     for word in words:
-        lowered = word.lower()
+        lowered = re.sub(r"['\u2019](?:s|re|ll|ve|d)$", "", word.lower())  # "that's" is "that", "pet's" is "pet"
         if lowered in EMPTY_WORDS or lowered in STOPWORDS or lowered in CALENDAR_WORDS:
             continue
         # "Tier 3": a name with its number is one word ("tier 3"), compared whole.

@@ -48,7 +48,7 @@ MEASURING_UNITS = {"second", "minute", "hour", "day", "week", "fortnight", "mont
 # Day counts that are not calendar days do not convert into them.
 NON_CALENDAR_UNITS = {"business day", "working day", "school day", "banking day", "weekday", "night",
                       "session", "visit", "class", "lesson", "ride", "trip", "journey", "stay"}
-PERIOD_RE = re.compile(r"^\s*(?:per|a|an|each|every|/)\s*(day|night|week|month|year|hour|visit|person|guest|"
+PERIOD_RE = re.compile(r"^\s*(?:per|a|an|each|every|/)\s*(?:calendar\s+)?(day|night|week|month|year|hour|visit|person|guest|"
                        r"adult|child|order|booking|item|bag|passenger|ticket|session|class|lesson|pet|room|"
                        r"vehicle|car|household|member|user|seat|device|line|account)s?\b", re.I)
 AGE_BEFORE_RE = re.compile(r"(?:aged?|ages|age of|over|under|older than|younger than|at least|minimum age(?: of)?|"
@@ -188,17 +188,27 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     return out
 
 
+COST_WORDS = frozenset({"fee", "fees", "charge", "charges", "cost", "commission", "interest", "toll", "duty", "tax",
+                        "rent", "royalty", "postage", "delivery", "shipping"})
+
+
 def _free(text: str) -> list[Value]:
     """"free", "at no cost", "complimentary": a price of zero, comparable with any amount."""
     out = []
     for match in re.finditer(r"\b(?:free of charge|for free|at no (?:extra |additional )?(?:cost|charge)|no charge|"
                              r"(?:do not|don't|won't|will not|never) charge|without charge|complimentary|free)\b",
                              text, re.I):
+        compound = re.search(r"(\w+)-$", text[max(0, match.start() - 20):match.start()])
+        if compound and compound.group(1).lower() not in COST_WORDS:
+            continue  # "nut-free", "smoke-free": without something, not a price ("fee-free" is one)
         after = text[match.end():match.end() + 20].lower()
         if re.match(r"\s*(?:-|\u2013)?\s*(?:to|of|from|up|wi-?fi|parking|trial|text)\b", after) and "charge" not in match.group().lower():
             continue  # "free to use", "free of clutter", "free trial" are not prices
         out.append(Value(MONEY, ("*", 0.0, ""), match.start(), match.end(), match.group(), unit="*"))
     return out
+
+
+CONTRASTED_RE = re.compile(r"\b(?:instead of|rather than|compared (?:to|with)|up from|down from|reduced from)\b", re.I)
 
 
 def _percent_role(text: str, match: re.Match) -> str:
@@ -267,10 +277,15 @@ def extract_values(text: str, *, year: int) -> list[Value]:
             values.append(Value(URL, (key,), *match.span(), match.group()))
             taken.append(match.span())
     values += _money(text, taken)
+    previous: Value | None = None
     for match in PERCENT_RE.finditer(text):
         if not _overlaps(match.span(), taken):
             number = _number(re.match(NUMBER, match.group()).group())
-            values.append(Value(PERCENT, (number,), *match.span(), match.group(), unit=_percent_role(text, match)))
+            role = _percent_role(text, match)
+            if previous is not None and CONTRASTED_RE.search(text[previous.end:match.start()]):
+                role = previous.unit  # "60% off instead of our usual 50%": the usual rate is a discount too
+            previous = Value(PERCENT, (number,), *match.span(), match.group(), unit=role)
+            values.append(previous)
             taken.append(match.span())
     for match in DATE_RE.finditer(text):
         if _overlaps(match.span(), taken):
@@ -322,8 +337,20 @@ BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|
                          r"(\d{1,2})(?:st|nd|rd|th)\s+birthday", re.I)
 
 
+# How often something may be done: "twice a month", "3 times per week" (occasions per period, like "4 visits a month").
+FREQUENCY_RE = re.compile(rf"\b(?:(once|twice)|({NUMBER}|{NUMBER_WORD}) times)\s+(?:a|an|per|each|every)\s+(?:calendar\s+)?"
+                          r"(day|week|month|year)\b", re.I)
+OCCASION_UNITS = {"visit", "time", "occasion"}  # counted occasions, whatever the word
+
+
 def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out = []
+    for match in FREQUENCY_RE.finditer(text):
+        amount = {"once": 1.0, "twice": 2.0}.get((match.group(1) or "").lower()) or _number(match.group(2) or "")
+        if amount is not None and not _overlaps(match.span(), taken):
+            out.append(Value(QUANTITY, ("occasion", amount, match.group(3).lower()), *match.span(), match.group(),
+                             unit="occasion"))
+            taken.append(match.span())
     for match in MINIMUM_AGE_RE.finditer(text):
         if not _overlaps(match.span(), taken):
             amount = float(match.group(1) or match.group(2))
@@ -370,6 +397,7 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             continue
         if singular in NON_CALENDAR_UNITS or " " in word and _singular(word) in NON_CALENDAR_UNITS:
             unit = _singular(word)
+            unit = "occasion" if unit in OCCASION_UNITS else unit
             out.append(Value(QUANTITY, (unit, amount, _period_after(text, match.end())), *span, match.group(), unit=unit))
             taken.append(span)
             continue

@@ -18,6 +18,7 @@ import functools
 import datetime as dt
 import logging
 import math
+import operator
 import threading
 import time
 from collections import OrderedDict
@@ -27,21 +28,21 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.claims import ClaimVectors
 from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
 from agents.batching import judge_call, pack_calls
-from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection
+from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
 from articles.claim_texts import texts_key
 from articles.embeddings import embed_texts
-from articles.models import ArticleStatus
+from articles.models import Article, ArticleStatus
 from articles.selectors import version_claim_vectors
 from conflicts import jobs
 from conflicts.models import (
@@ -54,12 +55,11 @@ from conflicts.models import (
     ConflictStatus,
     DetectionOutcome,
     DetectionRun,
-    FINISHED_OUTCOMES,
     PairVerdict,
     ResolutionSuggestion,
     Turn,
 )
-from conflicts.services.notifications import notify_conflict_sighting
+from conflicts.services.notifications import notify_conflict_sightings
 from conflicts.services.review import conflict_regress, conflict_sighting_wake
 
 logger = logging.getLogger(__name__)
@@ -200,54 +200,95 @@ def _verdicts_store(*, judgements, usages: dict[str, ArticleUsage], model: str) 
     PairVerdict.objects.bulk_create(rows, ignore_conflicts=True)
 
 
-def _activity(*, conflict: Conflict, kind: str, actor=None, note: str = "", **detail) -> None:
-    ConflictActivity.objects.create(
-        conflict=conflict,
-        kind=kind,
-        actor=actor,
-        from_status=conflict.status,
-        to_status=conflict.status,
-        note=note,
-        detail=detail,
-    )
-
-
 def conflict_record(
     *, turn: Turn, finding: ConflictFinding, usages: dict[str, ArticleUsage], detector: str
 ) -> Conflict:
-    """Upsert the pair's conflict and add this turn's occurrence, atomically (safe under concurrent workers)."""
-    first, second = (usages[ref] for ref in finding.refs)
-    low, high = sorted((first, second), key=lambda u: u.article_id)
+    """Upsert the pair's conflict and add this turn's occurrence, atomically (safe under concurrent workers);
+    a turn already counted for the pair is not counted again."""
+    finding = dataclasses.replace(finding, detector=detector)
+    low, high = sorted(usages[ref].article_id for ref in finding.refs)
+
+    def record() -> Conflict:
+        counted = ConflictOccurrence.objects.filter(
+            turn=turn, conflict__article_low_id=low, conflict__article_high_id=high).select_related("conflict").first()
+        if counted is not None:
+            return counted.conflict
+        return conflicts_record(turn=turn, findings=[finding], usages=usages)[0]
+
+    return _retrying_pair_races(record)
+
+
+def _retrying_pair_races(record):
+    """Run `record` in a transaction of its own; once more when a concurrent worker inserted one of the same
+    pairs (or suggestion jobs) first, which the second attempt finds and counts."""
+    try:
+        with transaction.atomic():
+            return record()
+    except IntegrityError:
+        with transaction.atomic():
+            return record()
+
+
+def conflicts_record(
+    *, turn: Turn, findings: list[ConflictFinding], usages: dict[str, ArticleUsage]
+) -> list[Conflict]:
+    """Upsert each finding's conflict (by its pair of articles) and add this turn's occurrence of it, in a
+    few set-based queries whatever the number of findings: the pairs' conflicts read and locked at once,
+    the new ones inserted at once, every occurrence inserted at once, the counts written at once.
+
+    Runs inside the caller's transaction, which holds the turn's check (so none of its occurrences exists
+    yet). A concurrent worker that inserts one of the same new pairs first makes this raise
+    IntegrityError: the caller runs its transaction again (_retrying_pair_races), which then finds it."""
+    if not findings:
+        return []
     now = timezone.now()
-    with transaction.atomic():
-        conflict, created = Conflict.objects.get_or_create(
-            article_low_id=low.article_id,
-            article_high_id=high.article_id,
-            defaults={
-                "knowledge_base_id": turn.knowledge_base_id,
-                "type": finding.type,
-                "explanation": finding.explanation,
-                "snippet_low": finding.snippets.get(low.article.external_ref, ""),
-                "snippet_high": finding.snippets.get(high.article.external_ref, ""),
-                "detector": detector,
-                "first_seen": now,
-                "last_seen": now,
-            },
+    sightings = {}  # (article_low_id, article_high_id) -> (finding, low usage, high usage)
+    for finding in findings:
+        low, high = sorted((usages[ref] for ref in finding.refs), key=lambda u: u.article_id)
+        sightings[(low.article_id, high.article_id)] = (finding, low, high)
+    pairs = sorted(sightings)
+    same_pair = functools.reduce(operator.or_, (Q(article_low_id=a, article_high_id=b) for a, b in pairs))
+    conflicts = {
+        (c.article_low_id, c.article_high_id): c
+        for c in Conflict.objects.select_for_update(of=("self",)).select_related("suggestion")
+        .filter(same_pair).order_by("pk")
+    }
+    new = [
+        Conflict(
+            knowledge_base_id=turn.knowledge_base_id,
+            article_low_id=pair[0],
+            article_high_id=pair[1],
+            type=finding.type,
+            explanation=finding.explanation,
+            snippet_low=finding.snippets.get(low.article.external_ref, ""),
+            snippet_high=finding.snippets.get(high.article.external_ref, ""),
+            detector=finding.detector,
+            first_seen=now,
+            last_seen=now,
         )
-        conflict = Conflict.objects.select_for_update().get(pk=conflict.pk)
-        citation = Citation.of(low=low.cited, high=high.cited)
-        _, occurrence_created = ConflictOccurrence.objects.get_or_create(
-            conflict=conflict,
-            turn=turn,
-            defaults={"version_low_id": low.version_id, "version_high_id": high.version_id, "detector": detector,
-                      "citation": citation},
-        )
-        if not occurrence_created:
-            return conflict  # this turn was already counted (a retried task)
-        conflict.detector = detector_merged(conflict.detector, detector)
-        conflict_sighting_count(conflict=conflict, citation=citation, moment=now)
-        if created:
-            _activity(conflict=conflict, kind=ActivityKind.OPENED, detail={"turn": turn.external_id})
+        for pair in pairs
+        if pair not in conflicts
+        for finding, low, high in [sightings[pair]]
+    ]
+    if new:
+        Conflict.objects.bulk_create(new)
+        conflicts.update({(c.article_low_id, c.article_high_id): c for c in new})
+    created = {c.pk for c in new}
+    ConflictOccurrence.objects.bulk_create(
+        ConflictOccurrence(conflict=conflicts[pair], turn=turn, version_low_id=low.version_id,
+                           version_high_id=high.version_id, detector=finding.detector,
+                           citation=Citation.of(low=low.cited, high=high.cited))
+        for pair in pairs
+        for finding, low, high in [sightings[pair]]
+    )
+    opened, outdated = [], []
+    for pair in pairs:
+        conflict, (finding, low, high) = conflicts[pair], sightings[pair]
+        conflict.detector = detector_merged(conflict.detector, finding.detector)
+        conflict_sighting_count(conflict=conflict, citation=Citation.of(low=low.cited, high=high.cited), moment=now)
+        if conflict.pk in created:
+            opened.append(ConflictActivity(conflict=conflict, kind=ActivityKind.OPENED, from_status=conflict.status,
+                                           to_status=conflict.status, detail={"turn": turn.external_id}))
         # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).
         conflict_regress(conflict=conflict, turn=turn, version_low_id=low.version_id, version_high_id=high.version_id)
         if conflict.status == ConflictStatus.OPEN:
@@ -255,11 +296,21 @@ def conflict_record(
             conflict.type, conflict.explanation = finding.type, finding.explanation
             conflict.snippet_low = finding.snippets.get(low.article.external_ref, conflict.snippet_low)
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
-        conflict.save()
-        notify_conflict_sighting(conflict=conflict)  # once, when a new conflict reaches the threshold
-        if conflict.status == ConflictStatus.OPEN and _suggestion_outdated(conflict, low.version_id, high.version_id):
-            jobs.suggestion_enqueue(conflict_id=conflict.pk)
-    return conflict
+            if conflict.pk in created or _suggestion_outdated(conflict, low.version_id, high.version_id):
+                outdated.append(conflict)
+    ConflictActivity.objects.bulk_create(opened)
+    Conflict.objects.bulk_update([conflicts[pair] for pair in pairs], SIGHTING_FIELDS)
+    notify_conflict_sightings(conflicts=[conflicts[pair] for pair in pairs])  # once, at the threshold
+    if outdated:  # a suggestion for the articles' current versions (they may be newer than this turn's)
+        current = dict(Article.objects.filter(
+            pk__in={pk for c in outdated for pk in (c.article_low_id, c.article_high_id)}).values_list("pk", "current_version_id"))
+        jobs.suggestions_enqueue(keys=[(c.pk, current[c.article_low_id], current[c.article_high_id]) for c in outdated])
+    return [conflicts[pair] for pair in pairs]
+
+
+# What counting a sighting changes on a conflict (status changes are saved by conflict_regress itself).
+SIGHTING_FIELDS = ["detector", "impact", "times_seen", "times_cited", "last_seen", "type", "explanation",
+                   "snippet_low", "snippet_high"]
 
 
 def conflict_sighting_count(*, conflict: Conflict, citation: str, moment: dt.datetime) -> None:
@@ -287,7 +338,12 @@ def detector_merged(recorded: str, found: str) -> str:
 
 
 def _suggestion_outdated(conflict: Conflict, version_low_id: int, version_high_id: int) -> bool:
-    seen = ResolutionSuggestion.objects.filter(conflict=conflict).values_list("version_low_id", "version_high_id").first()
+    """Whether the conflict's suggestion (read with it: select_related("suggestion")) was computed on
+    other versions than these, or is missing."""
+    try:
+        seen = (conflict.suggestion.version_low_id, conflict.suggestion.version_high_id)
+    except ResolutionSuggestion.DoesNotExist:
+        return True
     return seen != (version_low_id, version_high_id)
 
 
@@ -340,13 +396,10 @@ def _save_outcome(run: DetectionRun, *, outcome: str, reason: str, **fields) -> 
 def turn_detect(*, turn_id: int) -> DetectionRun:
     """Check one turn's retrieval set once; a finished run, or one another worker holds, is returned
     unchanged (idempotent: duplicate messages and re-sent work do nothing)."""
+    claim = _claim(turn_id=turn_id)  # before reading the run: what it then reads is what the claim left
     run = DetectionRun.objects.select_related("turn").get(turn_id=turn_id)
-    if run.outcome in FINISHED_OUTCOMES:
+    if claim is None:  # finished, or another worker holds it
         return run
-    claim = _claim(turn_id=turn_id)
-    if claim is None:
-        return run
-    run.refresh_from_db(fields=["claimed_at", "attempts"])
     try:
         return _detect_claimed(run)
     except ClaimLost:
@@ -419,7 +472,7 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
         detector=setup.detector,
         now=timezone.localdate(),
         llm_config=setup.llm_config,
-        cached=_cached_verdicts(usages=usages),
+        cached=_cached_verdicts(usages=usages) if uses_cached_verdicts(setup.detector) else None,
         claim_vectors=claim_vectors(),
     )
     plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
@@ -566,11 +619,11 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
         return _finish(run, outcome=DetectionOutcome.SKIPPED, detector=detector,
                        reason="fewer than 2 live articles", articles_checked=outcome.articles_considered)
     turn, usages = run.turn, check.usages
-    with transaction.atomic():
+
+    def record() -> DetectionRun:
         _hold(run)  # before any write: what a turn's check records is written once
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
-        for finding in outcome.findings:
-            conflict_record(turn=turn, finding=finding, usages=usages, detector=finding.detector)
+        conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
         n = outcome.articles_considered
         return _save_outcome(
             run,
@@ -591,3 +644,5 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
             llm_rejected=outcome.rejected,
             batch_turns=check.batch_turns,
         )
+
+    return _retrying_pair_races(record)

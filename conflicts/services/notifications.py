@@ -321,18 +321,41 @@ def notify_conflict_sighting(*, conflict: Conflict) -> NotificationEvent | None:
     """Called by detection after counting a sighting: a conflict never reviewed that has now reached the
     knowledge base's threshold (seen in N turns or cited by M replies) is announced, once. A snoozed
     conflict is not announced while it sleeps; the service that wakes it calls this again."""
-    if conflict.status != ConflictStatus.OPEN or conflict.reviewed_at is not None:
-        return None
-    if conflict.snoozed_at(timezone.now()):
-        return None
-    config = notification_settings_for(conflict.knowledge_base_id)
-    if conflict.times_seen < config.min_seen and conflict.times_cited < config.min_cited:
-        return None
-    if NotificationEvent.objects.filter(conflict=conflict, kind=NotificationEventKind.NEW_CONFLICT, key="").exists():
-        return None
-    return _event_record(conflict=conflict, kind=NotificationEventKind.NEW_CONFLICT, detail={
-        "threshold": {"min_seen": config.min_seen, "min_cited": config.min_cited},
-    })
+    events = notify_conflict_sightings(conflicts=[conflict])
+    return events[0] if events else None
+
+
+def notify_conflict_sightings(*, conflicts: list[Conflict]) -> list[NotificationEvent]:
+    """notify_conflict_sighting for the conflicts one check counted (of one knowledge base), in a
+    settings read and one look-up of the announcements already made, whatever their number."""
+    now = timezone.now()
+    unreviewed = [c for c in conflicts
+                  if c.status == ConflictStatus.OPEN and c.reviewed_at is None and not c.snoozed_at(now)]
+    if not unreviewed:
+        return []
+    configs: dict[int, NotificationSettings] = {}
+    due = []
+    for conflict in unreviewed:
+        if conflict.knowledge_base_id not in configs:
+            configs[conflict.knowledge_base_id] = notification_settings_for(conflict.knowledge_base_id)
+        config = configs[conflict.knowledge_base_id]
+        if conflict.times_seen >= config.min_seen or conflict.times_cited >= config.min_cited:
+            due.append(conflict)
+    if not due:
+        return []
+    announced = set(NotificationEvent.objects.filter(
+        conflict__in=due, kind=NotificationEventKind.NEW_CONFLICT, key="").values_list("conflict_id", flat=True))
+    events = []
+    for conflict in due:
+        if conflict.pk in announced:
+            continue
+        config = configs[conflict.knowledge_base_id]
+        event = _event_record(conflict=conflict, kind=NotificationEventKind.NEW_CONFLICT, detail={
+            "threshold": {"min_seen": config.min_seen, "min_cited": config.min_cited},
+        })
+        if event is not None:
+            events.append(event)
+    return events
 
 
 def notify_regression(*, conflict: Conflict, activity) -> NotificationEvent | None:

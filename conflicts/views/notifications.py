@@ -109,14 +109,18 @@ def ops_webhook_rotate(request, pk: int):
     return _with_secret(render_page(request, OPS_TEMPLATE, ops_context(request, new_secret=secret), partial="webhooks"))
 
 
+def _webhooks_after_change(request):
+    if not request.htmx:
+        return redirect(reverse("ops_notifications"))
+    return render_page(request, OPS_TEMPLATE, ops_context(request), partial="webhooks")
+
+
 @kb_view(read=Role.OPS, write=Role.OPS)
 @require_POST
 def ops_webhook_toggle(request, pk: int):
     webhook = get_in_kb_or_404(Webhook.objects.all(), knowledge_base=request.kb, pk=pk)
     webhook_set_active(webhook=webhook, active=not webhook.active, actor=request.user)
-    if not request.htmx:
-        return redirect(reverse("ops_notifications"))
-    return render_page(request, OPS_TEMPLATE, ops_context(request), partial="webhooks")
+    return _webhooks_after_change(request)
 
 
 @kb_view(read=Role.OPS, write=Role.OPS)
@@ -124,9 +128,7 @@ def ops_webhook_toggle(request, pk: int):
 def ops_webhook_delete(request, pk: int):
     webhook = get_in_kb_or_404(Webhook.objects.all(), knowledge_base=request.kb, pk=pk)
     webhook_delete(webhook=webhook, actor=request.user)
-    if not request.htmx:
-        return redirect(reverse("ops_notifications"))
-    return render_page(request, OPS_TEMPLATE, ops_context(request), partial="webhooks")
+    return _webhooks_after_change(request)
 
 
 @kb_view(read=Role.OPS, write=Role.OPS)

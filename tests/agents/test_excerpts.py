@@ -26,7 +26,7 @@ def store():
 def hire(body: str = "") -> ArticleText:
     return ArticleText(ref="hire", title="Bike hire", body=(
         "Bike hire\n\nA bike costs €12 per day. Helmets are included at no charge. "
-        f"The kiosk also sells island maps. {SHARED}" + body))
+        f"Dogs are welcome on the outer deck. {SHARED}" + body))
 
 
 def prices() -> ArticleText:
@@ -76,7 +76,7 @@ def test_the_llm_is_shown_excerpts_and_a_boilerplate_pair_is_not_sent(scripted_l
     (request,) = scripted_llm.requests
     user = message_text(request, "user")
     assert 'ref="hire"' in user and 'excerpt="true"' in user and 'ref="parking"' not in user
-    assert "The kiosk also sells island maps." not in user and SHARED not in user
+    assert "Dogs are welcome on the outer deck." not in user and SHARED not in user
     assert [f.refs for f in outcome.findings] == [("hire", "prices")]
     assert outcome.findings[0].snippets == {"hire": "A bike costs €12 per day.", "prices": "Hiring a bike costs €15 a day."}
     recorded = {j.refs: j.detector for j in outcome.judgements}

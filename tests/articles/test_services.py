@@ -188,8 +188,9 @@ def test_a_failed_sync_job_records_why(kb, monkeypatch):
 
 @pytest.mark.django_db
 def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch):
-    """The texts come from the function the conflict checker registers (conflicts.apps); they are embedded
-    in the chunks' encoder call and stored per version, and a re-sync of an unchanged version embeds none."""
+    """The texts come from the function the conflict checker registers (conflicts.apps); a batch sync embeds
+    them in the chunks' encoder call and stores them per version, and a re-sync of an unchanged version
+    embeds none. A single article's re-index (a reviewer's fix, which must be quick) stores chunks only."""
     from articles import services
     from articles.claim_texts import claim_texts, texts_key
     from articles.embeddings import embed_texts
@@ -197,7 +198,9 @@ def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch)
     from articles.selectors import version_claim_vectors
 
     body = "A day pass costs €12. Lockers are free for members.\n\nThe pool opens at 7 am on weekdays."
-    article = make_article(kb, "faq-pool", body)
+    article = make_article(kb, "faq-pool", body)  # a single article's re-index (a fix) stores chunks only
+    assert not VersionClaimVectors.objects.exists()
+    services.articles_reindex(article_ids=[article.pk])  # a batch sync stores the claims too
     texts = claim_texts(title=article.current_version.title, body=body)
     assert len(texts) == 3
     row = VersionClaimVectors.objects.get(version=article.current_version)
@@ -212,7 +215,7 @@ def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch)
     assert embedded and not set(texts) & set(embedded)  # chunks again, the claims of the same version not
     version = article_edit(article=article, expected_version_id=article.current_version_id,
                            body=body.replace("€12", "€14"))
-    services.article_reindex(article_id=article.pk)
+    services.articles_reindex(article_ids=[article.pk])
     assert VersionClaimVectors.objects.filter(version__article=article).count() == 2
     assert list(version_claim_vectors(knowledge_base_id=kb.pk, version_ids=[version.pk])) == [version.pk]
     assert version_claim_vectors(knowledge_base_id=kb.pk + 1, version_ids=[version.pk]) == {}

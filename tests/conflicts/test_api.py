@@ -147,3 +147,24 @@ def test_turn_detail_shows_what_the_check_saved_on_the_llm(api, kb, fare_article
     detection = api("get", "/turns/chat-9").json()["detection"]
     assert (detection["batch_turns"], detection["unrelated_pairs"], detection["llm_confirmed"],
             detection["llm_rejected"]) == (3, 4, 1, 2)
+
+
+@pytest.mark.django_db
+def test_reporting_a_turn_takes_the_same_few_queries_however_many_articles_it_retrieved(
+    api, articles, settings, django_assert_max_num_queries
+):
+    settings.DETECTION_DISPATCH = "celery"  # queued for a worker once committed (never, in this test)
+
+    def turn(external_id, refs):
+        return {"external_id": external_id, "question": "Which body?",
+                "retrieved": [{"ref": ref, "rank": rank} for rank, ref in enumerate(refs, 1)]}
+
+    assert api("post", "/turns", turn("warm", ["faq-0", "faq-1"])).status_code == 202  # stamps the token's last use
+    # the token, the articles, the turn, its retrieved articles and its queued check; + the savepoint pair
+    # that stands for the transaction's BEGIN and COMMIT inside the test's own transaction
+    with django_assert_max_num_queries(5 + 2):
+        assert api("post", "/turns", turn("two", ["faq-0", "faq-1"])).status_code == 202
+    with django_assert_max_num_queries(5 + 2):
+        response = api("post", "/turns", turn("eight", [a.external_ref for a in articles]))
+    assert response.status_code == 202 and response.json()["detection"] == "queued"
+    assert Turn.objects.get(external_id="eight").usages.count() == 8

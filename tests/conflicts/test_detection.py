@@ -105,8 +105,13 @@ def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection,
     from conflicts.services import detection
     from tests.factories import make_article
 
-    make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired at the desk.")
-    make_article(kb, "web-prices", "Prices\n\nA day pass for the climbing wall costs €15. Chalk is sold at the desk.")
+    from articles.services import articles_reindex
+
+    indexed = [make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired "
+                            "at the desk.", index=False),
+               make_article(kb, "web-prices", "Prices\n\nA day pass for the climbing wall costs €15. Chalk is sold "
+                            "at the desk.", index=False)]
+    articles_reindex(article_ids=[article.pk for article in indexed])  # an index sync, as after an import
     unindexed = make_article(kb, "faq-lockers", "Lockers take a €1 coin, returned when you open them.", index=False)
     real_embed = detection.embed_texts
     embedded: list[list[str]] = []
@@ -121,3 +126,64 @@ def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection,
         assert embedded == [detection.claim_texts_of(version.title, version.body)]
     finally:
         detection.claim_vectors.cache_clear()  # later tests get the real encoder again
+
+
+# --- what recording costs: set-based, so the queries do not grow with the findings -----------------
+
+
+def _record_counting(turn, findings):
+    """conflicts_record in the check's transaction (as _record calls it), and the queries it took."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from conflicts.models import ArticleUsage
+    from conflicts.services.detection import conflicts_record
+
+    usages = {u.article.external_ref: u for u in ArticleUsage.objects.filter(turn=turn).select_related("article")}
+    with CaptureQueriesContext(connection) as queries, transaction.atomic():
+        conflicts_record(turn=turn, findings=findings, usages=usages)
+    return len(queries.captured_queries)
+
+
+@pytest.mark.django_db
+def test_recording_findings_takes_the_same_few_queries_for_one_pair_or_ten(kb, articles, settings):
+    """What a check found (plain data from the detector) is recorded in a fixed number of queries."""
+    from itertools import combinations
+
+    from agents.types import ConflictFinding, pair_key
+    from conflicts.models import ConflictActivity, ConflictOccurrence, NotificationSettings, SuggestionJob
+
+    settings.DETECTION_DISPATCH = "celery"  # queued, never run: the test records by hand
+    NotificationSettings.objects.create(knowledge_base=kb, min_seen=100, min_cited=100)  # no announcement here
+    refs = [a.external_ref for a in articles[:5]]
+
+    def found(pairs):
+        return [ConflictFinding(refs=pair_key(a, b), type="price", explanation=f"{a} and {b} disagree",
+                                snippets={a: f"{a} says so", b: f"{b} says otherwise"}) for a, b in pairs]
+
+    one, ten = found([refs[:2]]), found(combinations(refs, 2))
+    # Each count includes the savepoint pair standing for the check's transaction inside the test's own.
+    # New conflicts: the pairs read and locked, new ones, their occurrences and OPENED activities inserted, the
+    # counts written, the threshold settings read, the suggestions' versions read, their jobs looked up and queued.
+    new_one = _record_counting(report(kb, "t-1", refs), one)
+    new_ten = _record_counting(report(kb, "t-2", refs), ten)
+    assert new_one <= new_ten <= 13
+    assert ConflictActivity.objects.filter(kind="opened").count() == 10 and SuggestionJob.objects.count() == 10
+    # Known conflicts: one more sighting each (suggestions still pending: looked up, not queued again).
+    known_one = _record_counting(report(kb, "t-3", refs), one)
+    known_ten = _record_counting(report(kb, "t-4", refs), ten)
+    assert known_one == known_ten <= 8
+    first = Conflict.objects.get(article_low__external_ref=refs[0], article_high__external_ref=refs[1])
+    assert first.times_seen == 4 and first.snippet_for(articles[0].pk) == f"{refs[0]} says so"
+    assert ConflictOccurrence.objects.count() == 1 + 10 + 1 + 10
+    assert SuggestionJob.objects.count() == 10
+
+
+@pytest.mark.django_db
+def test_a_turn_without_findings_takes_five_queries(kb, fare_articles, inline_detection, django_assert_max_num_queries):
+    turn = report(kb, "t-1", ("faq-pets", "web-fares"))
+    # claim, read the run and the texts, hold, save; + the stored claim vectors of versions this process has
+    # not looked up yet (once per version); + the savepoint pair standing for the transaction in the test's own
+    with django_assert_max_num_queries(5 + 1 + 2):
+        run = turn_detect(turn_id=turn.pk)
+    assert run.outcome == DetectionOutcome.OK and run.conflicts_found == 0

@@ -240,3 +240,94 @@ def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
     assert found(siblings, vectors) == []
     one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
     assert [f.type for f in found(one_studio, vectors)] == ["contact"]
+
+
+def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
+    from agents.claims.scope import scopes_differ
+
+    cell, cell_scope = _claim("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |", title="Passes")
+    hours, hours_scope = _claim("Monday to Friday: 07:00-21:00", title="Opening hours")
+    assert "off-peak" in cell_scope.tiers and scopes_differ(cell_scope, hours_scope)
+    articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
+                    "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
+    assert found(articles, vectors) == []
+
+
+def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    usual, usual_scope = _claim("Take 30% off your first lesson and 10% off the next two.", title="Welcome offer")
+    exception, exception_scope = _claim("Pupils you introduce take 40% off their first lesson instead of our usual 30%.",
+                                        title="Introduce a pupil")
+    changed, changed_scope = _claim("You now take 40% off your first lesson, up from 30%.", title="Offer update")
+    hit = compare_claims(usual, exception, similarity=0.8, scope_a=usual_scope, scope_b=exception_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
+    assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_unlimited_denies_an_allowance_not_a_length():
+    from agents.claims.compare import _unlimited_contradiction
+
+    unlimited = _claim("Every plan comes with unlimited studio sessions.")[0]
+    allowance = _claim("Every plan comes with up to 6 sessions in the studio.")[0]
+    per_period = _claim("Every plan comes with 8 sessions a month in the studio.")[0]
+    length = _claim("A studio session (45 minutes) is led by a coach.")[0]
+    assert _unlimited_contradiction(unlimited, allowance) is not None
+    assert _unlimited_contradiction(unlimited, per_period) is not None
+    assert _unlimited_contradiction(unlimited, length) is None
+
+
+def test_daily_hours_are_compared_day_by_day(vectors):
+    daily = "The café is open daily from 8 to 5 pm."
+    differs_at_weekends = pair(daily, "Café: 08:00-17:00 Monday to Friday, 09:00-17:00 Saturday and Sunday.",
+                               first_title="Our café", second_title="Visitor guide")
+    assert [f.type for f in found(differs_at_weekends, vectors)] == ["hours"]
+    same_every_day = pair(daily, "Café: 08:00-17:00 Monday to Friday, 08:00-17:00 Saturday and Sunday.",
+                          first_title="Our café", second_title="Visitor guide")
+    assert found(same_every_day, vectors) == []
+
+
+def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vectors):
+    taxed = "Our prices exclude 20% VAT, so a locker costs £36 a month including VAT."
+    assert [f.type for f in found(pair(taxed, "A locker costs £25 a month."), vectors)] == ["price"]
+    assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
+    assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
+    assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
+
+
+def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
+    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
+    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
+            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
+    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
+    assert [f.type for f in found(same, vectors)] == ["price"]
+    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
+    assert found(other, vectors) == []
+
+
+def test_a_contraction_is_no_subject():
+    from agents.claims.subject import subject_of
+
+    text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
+    assert subject_of(text, text.index("£8")) is None
+
+
+def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
+    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
+    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
+    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
+        ("kb-1", "kb-2")]
+    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
+    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
+
+
+def test_a_page_title_cited_with_see_is_no_name_that_scopes():
+    from agents.claims import _known_names
+
+    articles = [ArticleText(ref="kb-1", title="Returns and refunds", body="Refunds reach your card within 5 days."),
+                ArticleText(ref="kb-2", title="Delivery", body="Parcels leave our Millgate depot daily (see Returns and refunds for sending one back)."),
+                ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
+    known = _known_names(articles)
+    assert "Millgate" in known and "Returns" not in known

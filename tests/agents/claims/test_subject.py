@@ -75,3 +75,12 @@ def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
     assert _subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
     # Words the sentence itself says still make it narrower.
     assert _subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME
+
+
+def test_a_line_that_introduces_a_list_with_a_price_is_a_claim_said_of_what_its_sentence_names():
+    from agents.claims.analysis import analyse_text
+
+    facts = analyse_text("Passes", "The Lido pass is our summer ticket. For £30 a month you get:\n- a locker in the changing room\n- two guest visits", 2026)
+    intro = next(f for f in facts if "£30" in f.claim.text)
+    assert [v.text for v in intro.values] == ["£30"] and intro.subjects[0] == frozenset({"lido", "pass"})
+    assert any("locker" in f.claim.text and "summer ticket" in f.claim.context for f in facts)  # still a heading

@@ -86,3 +86,42 @@ def test_seven_days_before_something_is_no_schedule_of_every_day():
 
     assert days_in("Tickets go on sale seven days before the show.") == frozenset()
     assert len(days_in("We are open seven days a week.")) == 7
+
+
+def test_a_percentage_quoted_as_a_contrast_is_of_the_same_kind():
+    from agents.claims.values import extract_values
+
+    values = extract_values("Members take 25% off every class instead of the usual 15%.", year=2026)
+    assert [(v.text, v.unit) for v in values] == [("25%", "discount"), ("15%", "discount")]
+
+
+@pytest.mark.parametrize("plural, singular", [("messages", "message"), ("changes", "change"), ("boxes", "box"),
+                                              ("classes", "class"), ("lockers", "locker"), ("bikes", "bike")])
+def test_a_plural_and_its_singular_share_a_stem(plural, singular):
+    from agents.claims.analysis import stem
+
+    assert stem(plural) == stem(singular)
+
+
+def test_how_often_is_counted_in_occasions_per_period():
+    from agents.claims.values import comparable, equal_values, extract_values
+
+    def only(text):
+        values = extract_values(text, year=2026)
+        assert len(values) == 1, values
+        return values[0]
+
+    twice = only("You may bring a friend twice a month.")
+    visits = only("You may bring a friend on up to 4 visits per calendar month.")
+    two_visits = only("You may bring a friend on 2 visits a month.")
+    weekly = only("You may bring a friend twice a week.")
+    assert twice.key == ("occasion", 2.0, "month") and visits.key == ("occasion", 4.0, "month")
+    assert comparable(twice, visits) and not equal_values(twice, visits) and equal_values(twice, two_visits)
+    assert not comparable(twice, weekly)
+
+
+def test_a_compound_that_means_without_something_is_no_price():
+    from agents.claims.values import extract_values
+
+    assert extract_values("Every lunch on the menu is gluten-free.", year=2026) == []
+    assert [v.key for v in extract_values("Transfers between accounts are fee-free.", year=2026)] == [("*", 0.0, "")]
