@@ -178,3 +178,19 @@ def test_the_mode_decides_which_way_the_correction_leans_on_a_counterfactual_con
         assert first.lam > 0.5 and result.winner == "context" and "Lyon" in result.answer
     else:
         assert first.lam < 0  # TRUTH pulls towards memory
+
+
+# A fact the small model's memory is sure of (its three closed-book previews agree) against a context that says
+# otherwise: the answer follows the context in STRICT and memory in TRUTH, with the paper's constants.
+KNOWN_QUESTION = "What do bees make?"
+KNOWN_COUNTERFACTUAL = "Bees make milk."
+
+
+@pytest.mark.parametrize("mode, follows, winner", [(Mode.STRICT, "milk", "context"), (Mode.TRUTH, "honey", "memory")])
+def test_the_mode_changes_which_source_a_real_answer_follows(backend, mode, follows, winner):
+    prompts = build_prompts(question=KNOWN_QUESTION, context=KNOWN_COUNTERFACTUAL, snippet=KNOWN_COUNTERFACTUAL, mode=mode)
+    result = igd_generate(backend=backend, prompts=prompts, mode=mode, snippet=KNOWN_COUNTERFACTUAL, snippet_quality=0.8,
+                          params=IGDParams(max_new_tokens=8))
+    assert "milk" in result.previews["context"].lower()
+    assert all("honey" in preview.lower() for preview in result.memory_previews) and result.reliability.memory == 1.0
+    assert follows in result.answer.lower() and result.winner == winner
