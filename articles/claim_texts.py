@@ -8,6 +8,7 @@ encoder call as the chunks (articles.services) and stores them (VersionClaimVect
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 ClaimTexts = Callable[[str, str], Sequence[str]]  # (title, body) -> texts to embed
 
 _provider: ClaimTexts | None = None
+logger = logging.getLogger(__name__)
 
 
 def claim_texts_register(provider: ClaimTexts | None) -> None:
@@ -24,8 +26,16 @@ def claim_texts_register(provider: ClaimTexts | None) -> None:
 
 
 def claim_texts(*, title: str, body: str) -> list[str] | None:
-    """The texts to embed for a version, or None when no function is registered."""
-    return None if _provider is None else list(_provider(title, body))
+    """The texts to embed for a version, or None when no function is registered or it fails on this text: the
+    index sync stores the chunks regardless (retrieval must not depend on the claim parser), and a turn's check
+    computes what it needs itself."""
+    if _provider is None:
+        return None
+    try:
+        return list(_provider(title, body))
+    except Exception:
+        logger.exception("the claim texts of %r could not be derived; its chunks are indexed without them", title[:80])
+        return None
 
 
 def texts_key(texts: Sequence[str]) -> str:
