@@ -3,7 +3,8 @@
 articles knows nothing of claims: the conflict checker registers the function that turns a version's
 title and body into the texts it embeds (conflicts.apps), and the index sync embeds them in the same
 encoder call as the chunks (articles.services) and stores them (VersionClaimVectors). Readers match on
-`texts_key`, so vectors of other texts (a changed function, another year's parse) are never used.
+`texts_key`, so vectors of other texts (a changed function, another year's parse) or of another encoder
+(EMBEDDING_MODEL_PATH, EMBEDDING_BACKEND) are never used.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from articles.embeddings import encoder_identity
 
 ClaimTexts = Callable[[str, str], Sequence[str]]  # (title, body) -> texts to embed
 
@@ -39,8 +42,10 @@ def claim_texts(*, title: str, body: str) -> list[str] | None:
 
 
 def texts_key(texts: Sequence[str]) -> str:
-    """The digest that identifies a list of texts (and so the vectors computed from them)."""
-    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+    """The digest that identifies a list of texts and the encoder that embeds them (and so the vectors computed
+    from them): vectors stored by another model or runtime are never read back, and a full re-sync after
+    switching the encoder embeds the claims again, as it does the chunks."""
+    return hashlib.sha256("\n".join([encoder_identity(), *texts]).encode()).hexdigest()
 
 
 def matrix_to_bytes(vectors: np.ndarray) -> bytes:
