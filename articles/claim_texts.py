@@ -3,18 +3,23 @@
 articles knows nothing of claims: the conflict checker registers the function that turns a version's
 title and body into the texts it embeds (conflicts.apps), and the index sync embeds them in the same
 encoder call as the chunks (articles.services) and stores them (VersionClaimVectors). Readers match on
-`texts_key`, so vectors of other texts (a changed function, another year's parse) are never used.
+`texts_key`, so vectors of other texts (a changed function, another year's parse) or of another encoder
+(EMBEDDING_MODEL_PATH, EMBEDDING_BACKEND) are never used.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from articles.embeddings import encoder_identity
+
 ClaimTexts = Callable[[str, str], Sequence[str]]  # (title, body) -> texts to embed
 
 _provider: ClaimTexts | None = None
+logger = logging.getLogger(__name__)
 
 
 def claim_texts_register(provider: ClaimTexts | None) -> None:
@@ -24,13 +29,23 @@ def claim_texts_register(provider: ClaimTexts | None) -> None:
 
 
 def claim_texts(*, title: str, body: str) -> list[str] | None:
-    """The texts to embed for a version, or None when no function is registered."""
-    return None if _provider is None else list(_provider(title, body))
+    """The texts to embed for a version, or None when no function is registered or it fails on this text: the
+    index sync stores the chunks regardless (retrieval must not depend on the claim parser), and a turn's check
+    computes what it needs itself."""
+    if _provider is None:
+        return None
+    try:
+        return list(_provider(title, body))
+    except Exception:
+        logger.exception("the claim texts of %r could not be derived; its chunks are indexed without them", title[:80])
+        return None
 
 
 def texts_key(texts: Sequence[str]) -> str:
-    """The digest that identifies a list of texts (and so the vectors computed from them)."""
-    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+    """The digest that identifies a list of texts and the encoder that embeds them (and so the vectors computed
+    from them): vectors stored by another model or runtime are never read back, and a full re-sync after
+    switching the encoder embeds the claims again, as it does the chunks."""
+    return hashlib.sha256("\n".join([encoder_identity(), *texts]).encode()).hexdigest()
 
 
 def matrix_to_bytes(vectors: np.ndarray) -> bytes:

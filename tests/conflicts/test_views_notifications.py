@@ -70,6 +70,12 @@ def test_ops_delete_a_webhook_its_queued_messages_fail_and_its_log_stays(client,
     assert (audit.actor, audit.detail["url"], audit.detail["pending_failed"]) == (ops, "https://93.184.215.14/gone", 1)
     again = client.post(reverse("ops_webhook_delete", args=[objects["webhook"].pk]), **HTMX)
     assert again.status_code == 404
+    # its failed messages stay in the log, without a "Send again" that could only fail again
+    log = client.get(reverse("ops_notifications"), {"status": "failed"}).content.decode()
+    assert "HTTP 500 from the receiver" in log
+    assert reverse("ops_delivery_retry", args=[objects["delivery"].pk]) not in log
+    retried = client.post(reverse("ops_delivery_retry", args=[objects["delivery"].pk]), **HTMX)
+    assert retried.status_code == 409 and "webhook was deleted" in retried.content.decode()
 
 
 @pytest.mark.parametrize("data, field, message", [
