@@ -115,6 +115,13 @@ class IGDResult:
         """Which source the answer followed, in words: the context, memory, or the user prompt as is."""
         if self.source == "memory":
             return "memory"
+        if self.source == "corrected":
+            # The answer is one of the previews: that preview's source, whatever the average correction was.
+            answer = normalise_answer(self.answer)
+            if answer and answer == normalise_answer(self.previews.get("context", "")):
+                return "context"
+            if answer and any(answer == normalise_answer(p) for p in self.memory_previews):
+                return "memory"
         if self.source == "corrected" and self.trace:
             lams = [step.lam for step in self.trace]
             mean = sum(lams) / len(lams)

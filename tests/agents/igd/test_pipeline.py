@@ -37,3 +37,20 @@ def test_no_route_no_filter_or_no_snippet_is_no_disagreement():
     assert answer(disagrees=False).disagreement is None
     assert answer(disagrees=None).disagreement is None  # the filter was switched off (an ablation)
     assert answer(disagrees=True, snippet=[]).disagreement is None
+
+
+def test_a_corrected_answer_that_is_a_preview_follows_that_previews_source_whatever_the_mean_lambda():
+    from agents.igd.decoding import TokenTrace
+
+    # A long answer leaning on memory for its first tokens and on the context at the end averages below zero.
+    trace = [TokenTrace(text=t, jsd=0.4, gate=1.0, direction=-0.3, lam=lam)
+             for t, lam in (("The", -0.3), (" Congo", -0.3), (" River", 0.1))]
+
+    def corrected(answer_text: str) -> IGDResult:
+        return IGDResult(answer=answer_text, source="corrected", mode=Mode.TRUTH,
+                         previews={"user": "the Congo River", "context": "The Congo River.", "memory": "the Nile"},
+                         memory_previews=["the Nile", "The Nile", "the Amazon"], filter=None, reliability=None, trace=trace)
+
+    assert corrected("the Congo river").winner == "context"  # was "memory" from the mean λ (citations dropped)
+    assert corrected("The Nile").winner == "memory"
+    assert corrected("the Zambezi").winner == "memory"  # no preview: the mean λ decides, as before
