@@ -234,6 +234,7 @@ if REDIS_URL:
         "unacked_restore_throttle": 1,
     }
 else:
+    CELERY_BROKER_TRANSPORT = "kbreview.broker:Transport"  # whole message files (see kbreview/broker.py)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(FILESYSTEM_BROKER_DIR / "messages"),
         "data_folder_out": str(FILESYSTEM_BROKER_DIR / "messages"),

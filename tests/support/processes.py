@@ -144,6 +144,12 @@ def point_app_at(**conf) -> dict:
     from kbreview.jobs import publisher
 
     publisher.flush(30.0)
+    if "broker_url" in conf and "broker_transport" not in conf:
+        # An explicit transport wins over the URL's scheme: the project's filesystem transport only for filesystem://.
+        from django.conf import settings
+
+        filesystem = conf["broker_url"].startswith("filesystem:")
+        conf["broker_transport"] = getattr(settings, "CELERY_BROKER_TRANSPORT", None) if filesystem else None
     saved = {key: app.conf[key] for key in conf}
     app.conf.update(**conf)
     _drop_pools(app)

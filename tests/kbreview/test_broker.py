@@ -1,0 +1,41 @@
+"""kbreview.broker: the filesystem broker never hands a worker a message file that is not yet whole, and an
+unreadable file is skipped, not fatal (a worker killed mid-write, or a file left by kombu's own writer)."""
+import json
+import os
+
+import pytest
+from kombu import Connection
+
+from kbreview.broker import Transport
+
+
+@pytest.fixture
+def channel(tmp_path):
+    folder = tmp_path / "messages"
+    folder.mkdir()
+    options = {"data_folder_in": str(folder), "data_folder_out": str(folder), "control_folder": str(tmp_path / "control")}
+    with Connection("filesystem://", transport=Transport, transport_options=options) as connection:
+        yield connection.default_channel, folder
+
+
+def test_a_message_appears_under_its_queue_name_only_when_whole(channel):
+    chan, folder = channel
+    chan._put("detect", {"body": "x" * 10_000})
+    [name] = os.listdir(folder)
+    assert name.endswith(".detect.msg") and not name.startswith(".")
+    assert json.loads((folder / name).read_text())["body"] == "x" * 10_000
+    # A file still being written lies under a hidden name that the reader never matches.
+    (folder / f".{name[:-4]}-2.detect.msg.part").write_text("")
+    assert chan._get("detect")["body"] == "x" * 10_000
+    from queue import Empty
+    with pytest.raises(Empty):
+        chan._get("detect")
+
+
+def test_an_unreadable_message_file_is_skipped_and_the_next_one_delivered(channel, caplog):
+    chan, folder = channel
+    (folder / "1_aaaa.detect.msg").write_text("")  # what a worker killed mid-write leaves behind
+    chan._put("detect", {"turn": 7})
+    assert chan._get("detect") == {"turn": 7}
+    assert "unreadable message file" in caplog.text
+    assert os.listdir(folder) == []
