@@ -249,6 +249,11 @@ class Conflict(models.Model):
         """Two articles that disagree; False for a one-article finding (no sides, no MACR suggestion)."""
         return self.article_high_id is not None
 
+    @property
+    def disputed_version_outdated(self) -> bool:
+        """A one-article finding whose article has a newer version than the one it disputes."""
+        return not self.is_pair and self.disputed_version_id != self.article_low.current_version_id
+
 
 class Citation(models.TextChoices):
     """What the reply sent in an occurrence's turn cited of the pair."""

@@ -116,9 +116,6 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "suggestion_outdated": suggestion is not None
         and (suggestion.version_low_id, suggestion.version_high_id)
         != (conflict.article_low.current_version_id, conflict.article_high.current_version_id),
-        # A finding is about the version it names: say when the article has changed since.
-        "disputed_outdated": not conflict.is_pair
-        and conflict.disputed_version_id != conflict.article_low.current_version_id,
         "suggestions_llm": llm_config_for("suggestions") is not None,
         "dismiss_form": dismiss_form or DismissForm(),
         "reopen_form": reopen_form or ReopenForm(),
