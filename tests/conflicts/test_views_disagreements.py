@@ -101,6 +101,7 @@ def test_a_reviewer_dismisses_it_over_htmx_with_the_csrf_token(kb, finding):
 
 def test_a_reviewer_resolves_it_by_editing_the_article(client, kb, lake, finding):
     client.force_login(make_user("rita", kb, "reviewer"))
+    assert "changed since" not in client.get(reverse("conflict_detail", args=[finding.pk])).content.decode()
     url = reverse("conflict_resolve", args=[finding.pk])
     refused = client.post(url, {"low_action": "keep", "low_body": "", "low_expected_version_id": lake.current_version_id,
                                 "note": ""}, **HTMX)
@@ -114,6 +115,8 @@ def test_a_reviewer_resolves_it_by_editing_the_article(client, kb, lake, finding
     # no suggestion to recompute and no second side to preview
     assert client.post(reverse("conflict_suggestion", args=[finding.pk])).status_code == 404
     assert client.post(reverse("conflict_preview", args=[finding.pk]), {"side": "high"}, **HTMX).status_code == 404
+    page = client.get(reverse("conflict_detail", args=[finding.pk])).content.decode()
+    assert "the article has changed since" in page  # the finding disputes the version before the edit
 
 
 def test_only_ops_switch_recording_on_and_off(client, kb):
