@@ -46,6 +46,7 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+HEAD_BREAK_RE = re.compile(r"[,;()]|\.\s")
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
@@ -73,8 +74,9 @@ class Contradiction:
 def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """The content words next to a value ("placement" in "placement fee: $250"): what the value is of."""
     text = facts.claim.text
-    before = " ".join(text[:value.start].split()[-HEAD_WINDOW_WORDS:])
-    after = " ".join(text[value.end:].split()[:HEAD_WINDOW_WORDS - 1])
+    # The window stays in the value's clause: "(5 sailings daily, crossing 42 minutes)" is a crossing's length.
+    before = " ".join(HEAD_BREAK_RE.split(text[:value.start])[-1].split()[-HEAD_WINDOW_WORDS:])
+    after = " ".join(HEAD_BREAK_RE.split(text[value.end:])[0].split()[:HEAD_WINDOW_WORDS - 1])
     head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
     if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
         said_of = facts.claim.column if facts.claim.label else facts.claim.context.rsplit("\u2014", 1)[-1]
