@@ -71,6 +71,8 @@ AGREEING = {
     "double denial": ("Under-12s cannot swim without a parent in the water.",
                       "Under-12s must swim with a parent in the water."),
     "past by its date": ("Until 31 March 2025 the day ticket was £10.", "The day ticket costs £12."),
+    "the version a document replaces": ("This handbook replaces the staff handbook of 4 May 2025.",
+                                        "Our staff handbook will be updated on 4 May 2026."),
     "a yes that agrees": ("Can I freeze my membership?\nYes, for up to two months a year.",
                           "Members can freeze their membership."),
     "the card each article last named": ("Our Harbour Pass gives 10% off. The pass costs £20 a year.",
