@@ -218,6 +218,10 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
     subject_a, subject_b = _subject(a, x), _subject(b, y)
     found = relation(subject_a, subject_b)
+    if found is Relation.DIFFERENT and _named_in(subject_a - subject_b, b) and _named_in(subject_b - subject_a, a):
+        # "Parking at the North Gate (car park 2)" / "Car park 2 (North Gate)": each claim names the other's words
+        # for the thing too, so the subjects are one thing said two ways.
+        return Relation.SAME
     if found is Relation.NARROWER and relation(_subject(a, x, as_said=True), _subject(b, y, as_said=True)) is Relation.SAME:
         # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
         found = Relation.SAME
@@ -227,6 +231,10 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
         if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
             return Relation.DIFFERENT
     return found
+
+
+def _named_in(words: frozenset[str], facts: ClaimFacts) -> bool:
+    return words <= phrase_stems(facts.claim.text)
 
 
 def _subject(facts: ClaimFacts, value: Value, *, as_said: bool = False) -> frozenset[str] | None:

@@ -48,6 +48,8 @@ CONFLICTS = {
                                  "The mill, built in 1902, still grinds flour for the bakery next door."),
     "a table row against a sentence": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |\n| Loft | €75 |",
                                        "The Studio plan costs €45 a month."),
+    "one place named two ways": ("Parking at the North Gate (car park 2) costs $6 per day.",
+                                 "Car park 2 (North Gate): $8 per day, pay at the barrier."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
