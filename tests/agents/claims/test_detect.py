@@ -113,6 +113,15 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
     assert "newer" in explanation and "2026-04-02" in explanation and "kb-1" not in explanation
 
 
+def test_price_lists_of_two_seasons_do_not_conflict(vectors):
+    articles = pair("| Pass | Price |\n|---|---|\n| Adult day pass | €61 |", "Adult day pass: €58.",
+                    first_title="Pass prices, winter 2026/27", second_title="Pass prices 2025/26")
+    assert found(articles, vectors) == []
+    same_season = pair(articles[0].body, articles[1].body, first_title="Pass prices, winter 2026/27",
+                       second_title="Pass prices for the 2026-27 season")
+    assert [f.type for f in found(same_season, vectors)] == ["price"]
+
+
 def test_a_heading_scopes_the_claims_under_it(vectors):
     articles = pair("Quarry Lane branch\nWe open at 08:00 on weekdays.\n\nAt Quarry Lane we open weekdays at 08:00.",
                     "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
