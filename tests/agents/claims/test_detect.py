@@ -50,6 +50,8 @@ CONFLICTS = {
                                        "The Studio plan costs €45 a month."),
     "one place named two ways": ("Parking at the North Gate (car park 2) costs $6 per day.",
                                  "Car park 2 (North Gate): $8 per day, pay at the barrier."),
+    "the denied verb after a modal": ("You don't need to hand back your parking permit when you leave.",
+                                      "Parking permits are reissued, so please hand yours back when you leave."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
