@@ -35,7 +35,9 @@ from django.utils import timezone
 from agents.claims import ClaimVectors
 from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
 from agents.batching import judge_call, pack_calls
-from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts
+from agents.detection import (
+    STATUS_CAPPED, ClaimChecks, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts,
+)
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
@@ -131,6 +133,17 @@ def claim_vectors() -> ClaimVectors:
     """Claim vectors for this process: stored at index time per article version, computed with the index's
     sentence model for a text without them, and kept per article text for later turns."""
     return ClaimVectors(StoredFirstEncoder(embed_texts))
+
+
+def claim_checks() -> ClaimChecks:
+    """The claim findings of retrieval sets this process has checked (a chatbot's frequent questions
+    retrieve the same sets again), over this process's claim vectors (new ones start with none)."""
+    return _claim_checks_over(claim_vectors())
+
+
+@functools.lru_cache(maxsize=1)
+def _claim_checks_over(vectors: ClaimVectors) -> ClaimChecks:
+    return ClaimChecks(vectors)
 
 
 def claim_detector_warm_up() -> None:
@@ -474,6 +487,7 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
         llm_config=setup.llm_config,
         cached=_cached_verdicts(usages=usages) if uses_cached_verdicts(setup.detector) else None,
         claim_vectors=claim_vectors(),
+        claim_checks=claim_checks(),
     )
     plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
     return _Check(run=run, usages=usages, plan=plan, failed=failed)
