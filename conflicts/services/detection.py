@@ -312,7 +312,7 @@ def conflicts_record(
             if conflict.pk in created or _suggestion_outdated(conflict, low.version_id, high.version_id):
                 outdated.append(conflict)
     ConflictActivity.objects.bulk_create(opened)
-    Conflict.objects.bulk_update([conflicts[pair] for pair in pairs], SIGHTING_FIELDS)
+    _sightings_save([conflicts[pair] for pair in pairs])
     notify_conflict_sightings(conflicts=[conflicts[pair] for pair in pairs])  # once, at the threshold
     if outdated:  # a suggestion for the articles' current versions (they may be newer than this turn's)
         current = dict(Article.objects.filter(
@@ -324,6 +324,16 @@ def conflicts_record(
 # What counting a sighting changes on a conflict (status changes are saved by conflict_regress itself).
 SIGHTING_FIELDS = ["detector", "impact", "times_seen", "times_cited", "last_seen", "type", "explanation",
                    "snippet_low", "snippet_high"]
+
+
+def _sightings_save(conflicts: list[Conflict]) -> None:
+    """Write the counted conflicts' SIGHTING_FIELDS in one query. Most checks count one conflict: a plain
+    UPDATE then, since bulk_update's CASE per field and row costs the worker several times its CPU."""
+    if len(conflicts) == 1:
+        (conflict,) = conflicts
+        Conflict.objects.filter(pk=conflict.pk).update(**{name: getattr(conflict, name) for name in SIGHTING_FIELDS})
+    else:
+        Conflict.objects.bulk_update(conflicts, SIGHTING_FIELDS)
 
 
 def conflict_sighting_count(*, conflict: Conflict, citation: str, moment: dt.datetime) -> None:
