@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
+from agents.llm_detector import listed_pairs
 from agents.types import ConflictFinding
 from conflicts.models import Conflict, ConflictOccurrence, DetectionOutcome, DetectionRun, PairVerdict, Turn
 from conflicts.services import turn_detect
@@ -88,7 +89,7 @@ def asked(request) -> list[str]:
     if "every pair of the articles above" in user:
         refs = re.findall(r'<article ref="([^"]+)"', user)
         return [f"{a} | {b}" for i, a in enumerate(refs) for b in refs[i + 1:]]
-    return re.findall(r"^(\S+ \| \S+)$", user, re.M)
+    return [f"{a} | {b}" for a, b in listed_pairs(user)]
 
 
 A_B_CONFLICT = verdict("fare-a", "fare-b", type="price", explanation="€18 against €22",
