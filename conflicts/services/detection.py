@@ -491,7 +491,7 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
     try:
         if leader.plan is not None and leader.plan.needs_llm and setup.batching:
             if _gate_join(run):
-                return run  # a worker gathering turns of this knowledge base judges this one with its own
+                return run  # the wake-up of a gate open in this knowledge base judges this one with its own
             if _gate_open(run):
                 # The wake-up message judges this turn with the ones that join meanwhile: no worker sleeps.
                 return DetectionRun.objects.get(pk=run.pk)
