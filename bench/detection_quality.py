@@ -1,6 +1,11 @@
 """Precision / recall / F1 of the offline claim detector, with naive anchors side by side.
 
     .venv/bin/python bench/detection_quality.py [--sets report,kb-dev,ramdocs,demo] [--show N] [--quick]
+        [--businesses gym,vet | --businesses -gym,-vet]
+
+`--show N` prints up to N misses and N false positives per data set, each with the two claims the detector
+aligned (a miss: its closest claim pairs; a false positive: the claims it quoted) and the label's reason.
+`--businesses` keeps (or, each prefixed with "-", leaves out) the sets of these businesses (a ref's prefix).
 
 Data sets (a pair counts once per retrieval set):
 - report:  bench/data/kb-conflicts-broad/report.jsonl, the held-out half of the project's broad corpus
@@ -56,6 +61,7 @@ def labelled_sets(path: Path) -> list[dict]:
             "articles": [ArticleText(ref=a["ref"], title=a["title"], body=a["body"], updated_at=_date(a.get("updated_at")),
                                      source=a.get("source", "faq")) for a in item["articles"]],
             "gold": {pair_key(*c["refs"]): c.get("type", "conflict") for c in item.get("conflicts", [])},
+            "why": {pair_key(*c["refs"]): c.get("why", "") for c in item.get("conflicts", []) + item.get("near_misses", [])},
         })
     return sets
 
@@ -189,11 +195,82 @@ def score(sets: list[dict], predict) -> dict:
             "by_type": {t: (hits_by_type[t], n) for t, n in sorted(total_by_type.items())}}
 
 
+def business(item: dict) -> str:
+    """The business a labelled set is from: its articles' ref prefix ("gym-3" is the gym's)."""
+    return item["articles"][0].ref.split("-", 1)[0] if item["articles"] else ""
+
+
+def select_businesses(sets: list[dict], spec: str) -> list[dict]:
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    left_out = {n[1:] for n in names if n.startswith("-")}
+    kept = {n for n in names if not n.startswith("-")}
+    return [s for s in sets if business(s) not in left_out and (not kept or business(s) in kept)]
+
+
+def closest_claims(a: ArticleText, b: ArticleText, now: dt.date, store: ClaimVectors, n: int = 3) -> list[tuple]:
+    """The n most similar claim pairs of two articles: (similarity, claim of a, claim of b)."""
+    from agents.claims.analysis import analyse_text
+
+    facts_a, facts_b = analyse_text(a.title, a.body, now.year), analyse_text(b.title, b.body, now.year)
+    if not facts_a or not facts_b:
+        return []
+    similarity = store.vectors(facts_a) @ store.vectors(facts_b).T
+    order = similarity.ravel().argsort()[::-1][:n]
+    return [(float(similarity.ravel()[k]), facts_a[k // similarity.shape[1]].claim.text,
+             facts_b[k % similarity.shape[1]].claim.text) for k in order]
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def show_errors(sets: list[dict], findings: dict, false_alarms: list, store: ClaimVectors, limit: int) -> None:
+    by_id = {item["id"]: item for item in sets}
+    shown = 0
+    for item in sets:
+        by_ref = {a.ref: a for a in item["articles"]}
+        for key, ctype in item["gold"].items():
+            if key in findings[item["id"]] or shown >= limit:
+                continue
+            shown += 1
+            print(f"  MISS {item['id']} {key} [{ctype}] {_clip(item.get('why', {}).get(key, ''), 200)}")
+            for sim, left, right in closest_claims(by_ref[key[0]], by_ref[key[1]], item["now"], store):
+                print(f"      {sim:.2f}  A: {_clip(left)}\n            B: {_clip(right)}")
+    for set_id, key, _ in false_alarms[:limit]:
+        item = by_id[set_id]
+        finding = findings[set_id][key]
+        label = item.get("why", {}).get(key)
+        print(f"  FALSE {set_id} {key} [{finding.type} {finding.confidence:.2f}]"
+              + (f" near-miss: {_clip(label, 200)}" if label else " (unlabelled pair)"))
+        print(f"      A: {_clip(finding.snippets.get(key[0], ''))}\n      B: {_clip(finding.snippets.get(key[1], ''))}")
+
+
+def by_business(sets: list[dict], findings: dict) -> None:
+    """Precision / recall per business, when a data set holds several."""
+    names = sorted({business(s) for s in sets})
+    if len(names) < 2:
+        return
+    for name in names:
+        tp = fp = fn = 0
+        for item in (s for s in sets if business(s) == name):
+            found = findings[item["id"]]
+            tp += sum(1 for key in item["gold"] if key in found)
+            fn += sum(1 for key in item["gold"] if key not in found)
+            fp += sum(1 for key in found if key not in item["gold"])
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        print(f"    {name:10s} P {p:.2f}  R {r:.2f}   (TP {tp}, FP {fp}, FN {fn})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", default="report,kb-dev,ramdocs,demo")
     parser.add_argument("--show", type=int, default=0, help="print this many misses / false positives per data set")
     parser.add_argument("--quick", action="store_true", help="the first 40 sets of each data set")
+    parser.add_argument("--businesses", default="", help="keep these businesses' sets (ref prefixes), or leave out "
+                                                          "those written '-name'; comma-separated")
+    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU measurement")
     args = parser.parse_args()
     store = ClaimVectors(lambda texts: embed_texts(list(texts)))
     loaders = {
@@ -204,15 +281,19 @@ def main() -> None:
         "demo": demo_sets,
     }
     figures = []
-    cpu = sorted(cpu_per_set(store, limit=40 if args.quick else None))
-    cpu_p50, cpu_p95 = cpu[len(cpu) // 2], cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))]
-    print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets): p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
-    for name, samples in cpu_first_sight(limit=40 if args.quick else None).items():
-        samples.sort()
-        print(f"  first sight in a worker, claim vectors {name}: p50 {samples[len(samples) // 2]:.1f} ms, "
-              f"p95 {samples[min(len(samples) - 1, int(len(samples) * 0.95))]:.1f} ms")
+    cpu_p95 = None
+    if not args.no_cpu:
+        cpu = sorted(cpu_per_set(store, limit=40 if args.quick else None))
+        cpu_p50, cpu_p95 = cpu[len(cpu) // 2], cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))]
+        print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets): p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
+        for name, samples in cpu_first_sight(limit=40 if args.quick else None).items():
+            samples.sort()
+            print(f"  first sight in a worker, claim vectors {name}: p50 {samples[len(samples) // 2]:.1f} ms, "
+                  f"p95 {samples[min(len(samples) - 1, int(len(samples) * 0.95))]:.1f} ms")
     for name in args.sets.split(","):
         sets = loaders[name]()
+        if args.businesses:
+            sets = select_businesses(sets, args.businesses)
         if args.quick:
             sets = sets[:40]
         findings = {}
@@ -231,17 +312,13 @@ def main() -> None:
             print(f"  {label:16s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
                   f"   (TP {res['tp']}, FP {res['fp']}, FN {res['fn']})")
         print("  recall by type: " + ", ".join(f"{t} {h}/{n}" for t, (h, n) in detector["by_type"].items()))
+        if name in ("dev", "report"):  # their refs name the business
+            by_business(sets, findings)
         if args.show:
-            shown = 0
-            for item in sets:
-                for key, ctype in item["gold"].items():
-                    if key not in findings[item["id"]] and shown < args.show:
-                        shown += 1
-                        print(f"  MISS {item['id']} {key} [{ctype}]")
-            for set_id, key, why in detector["false_alarms"][: args.show]:
-                print(f"  FALSE {set_id} {key} {why[:260]}")
+            show_errors(sets, findings, detector["false_alarms"], store, args.show)
         figures.append((name, detector))
-    print(f"figure: detection_cpu_p95_ms {cpu_p95:.1f} ms target <= 50")
+    if cpu_p95 is not None:
+        print(f"figure: detection_cpu_p95_ms {cpu_p95:.1f} ms target <= 50")
     for name, res in figures:
         slug = name.replace("-", "_")
         target_p, target_f1 = TARGETS.get(name, (None, None))

@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 class Channel(filesystem.Channel):
     def _put(self, queue, payload, **kwargs):
-        name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+        # Zero-padded: the reader takes files in name order, so a longer number must not sort before a shorter one.
+        name = f"{int(round(monotonic() * 1000)):015d}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         # A leading dot: the reader matches files by what follows their first dot, so it never takes this one.
         partial = os.path.join(self.data_folder_out, f".{name}.part")

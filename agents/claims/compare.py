@@ -46,6 +46,7 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+HEAD_BREAK_RE = re.compile(r"[,;()]|\.\s")
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
                          r"compared (?:to|with)|was|were|previously)\b", re.I)
@@ -73,8 +74,9 @@ class Contradiction:
 def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """The content words next to a value ("placement" in "placement fee: $250"): what the value is of."""
     text = facts.claim.text
-    before = " ".join(text[:value.start].split()[-HEAD_WINDOW_WORDS:])
-    after = " ".join(text[value.end:].split()[:HEAD_WINDOW_WORDS - 1])
+    # The window stays in the value's clause: "(5 sailings daily, crossing 42 minutes)" is a crossing's length.
+    before = " ".join(HEAD_BREAK_RE.split(text[:value.start])[-1].split()[-HEAD_WINDOW_WORDS:])
+    after = " ".join(HEAD_BREAK_RE.split(text[value.end:])[0].split()[:HEAD_WINDOW_WORDS - 1])
     head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
     if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
         said_of = facts.claim.column if facts.claim.label else facts.claim.context.rsplit("\u2014", 1)[-1]
@@ -216,6 +218,10 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
     subject_a, subject_b = _subject(a, x), _subject(b, y)
     found = relation(subject_a, subject_b)
+    if found is Relation.DIFFERENT and _named_in(subject_a - subject_b, b) and _named_in(subject_b - subject_a, a):
+        # "Parking at the North Gate (car park 2)" / "Car park 2 (North Gate)": each claim names the other's words
+        # for the thing too, so the subjects are one thing said two ways.
+        return Relation.SAME
     if found is Relation.NARROWER and relation(_subject(a, x, as_said=True), _subject(b, y, as_said=True)) is Relation.SAME:
         # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
         found = Relation.SAME
@@ -225,6 +231,10 @@ def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relat
         if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
             return Relation.DIFFERENT
     return found
+
+
+def _named_in(words: frozenset[str], facts: ClaimFacts) -> bool:
+    return words <= phrase_stems(facts.claim.text)
 
 
 def _subject(facts: ClaimFacts, value: Value, *, as_said: bool = False) -> frozenset[str] | None:

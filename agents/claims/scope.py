@@ -48,7 +48,9 @@ SPECIAL_CASE_WORDS = {"late", "early", "priority", "emergency", "out-of-hours", 
                       "overnight", "express", "off-peak", "peak"}
 HOLIDAY_WORDS = {"holiday", "holidays", "christmas", "easter", "thanksgiving", "festive", "summer", "winter",
                  "spring", "autumn", "half-term", "peak", "off-peak", "seasonal"}
-PAST_RE = re.compile(r"\b(?:used to|previously|formerly|in the past|until recently|had been|were once|was once)\b", re.I)
+# "replaces the price list of 1 March" names the old version: what it says of it is past.
+PAST_RE = re.compile(r"\b(?:used to|previously|formerly|in the past|until recently|had been|were once|was once|"
+                     r"replaces|replaced|supersedes|superseded)\b", re.I)
 PAST_TENSE_RE = re.compile(r"\b(?:was|were|cost|charged|applied|offered)\b", re.I)
 PAST_WHEN_RE = re.compile(r"\b(?:until|till|before|prior to|in|during)\s+(?:(?:early|late|mid)[- ])?(?:(?:19|20)\d\d|last year)\b",
                           re.I)

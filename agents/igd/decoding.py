@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Hashable, Protocol, Sequence
+from typing import Callable, Hashable, Protocol, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from agents.igd.arithmetic import (
     memory_reliability,
     step_correction,
 )
-from agents.igd.prompts import IGDPrompts, normalise_answer, preview_support, valid_short_answer
+from agents.igd.prompts import IGDPrompts, normalise_answer, opens_markup, preview_support, valid_short_answer
 
 Token = Hashable  # a vocabulary id (local backend) or the token's text (OpenAI-compatible backend)
 USER, CONTEXT, FIRST_MEMORY = 0, 1, 2
@@ -146,8 +146,11 @@ class Greedy:
     dists: list[list[Distribution]]  # per row, the distribution at each step (len(tokens) + 1 when it stopped)
 
 
-def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> Greedy:
-    """Every row decodes its own argmax until a stop token; one batched step per token (finished rows drop out)."""
+def greedy_decode(
+    *, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int, allowed: Callable[[Token], bool] | None = None
+) -> Greedy:
+    """Every row decodes its own argmax (among `allowed` tokens) until a stop token; one batched step per token
+    (finished rows drop out)."""
     outputs: list[list[Token]] = [[] for _ in range(rows)]
     logprobs = [0.0] * rows
     seen: list[list[Distribution]] = [[] for _ in range(rows)]
@@ -160,19 +163,40 @@ def greedy_decode(*, backend: Backend, decoder: Decoder, rows: int, max_new_toke
                 step.append(None)
                 continue
             seen[row].append(dist)
-            tokens, top = dist.top(1)
-            token = tokens[0]
+            token, logprob = _best(dist, allowed)
             if ends_answer(backend, token, outputs[row]):
                 finished[row] = True
                 step.append(None)
             else:
                 outputs[row].append(token)
-                logprobs[row] += float(top[0])
+                logprobs[row] += logprob
                 step.append(token)
         if all(finished):
             break
         decoder.advance(step)
     return Greedy(tokens=outputs, logprobs=logprobs, dists=seen)
+
+
+def _best(dist: Distribution, allowed: Callable[[Token], bool] | None) -> tuple[Token, float]:
+    """The most likely allowed token and its log-probability (the most likely one if none of the top 64 is)."""
+    tokens, top = dist.top(1)
+    if allowed is None or allowed(tokens[0]):
+        return tokens[0], float(top[0])
+    tokens, top = dist.top(64)
+    index = next((i for i, token in enumerate(tokens) if allowed(token)), 0)
+    return tokens[index], float(top[index])
+
+
+def answer_tokens(backend: Backend) -> Callable[[Token], bool]:
+    """Whether a token may appear in an IGD answer: not one that opens the prompts' own markup (cached per token)."""
+    seen: dict[Token, bool] = {}
+
+    def allowed(token: Token) -> bool:
+        if token not in seen:
+            seen[token] = not opens_markup(backend.text([token]))
+        return seen[token]
+
+    return allowed
 
 
 def greedy_rows(*, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int) -> list[list[Token]]:
@@ -231,40 +255,52 @@ def _sequence_logprobs(decoder: Decoder, requests: list[tuple[int, list[Token]]]
 
 
 class Lookahead:
-    """Every row's next-token distributions along draft answers (the user, context and memory previews),
-    teacher-forced in one pass per draft: the answer filter's sequence probabilities are sums over them, and the token-level correction
-    steps through them without a forward per token for as long as its answer follows a draft. Speculative decoding
-    with the previews as drafts: the same distributions, so the same tokens."""
+    """Every row's next-token distributions along draft answers (the user, context and memory previews), teacher-forced:
+    the answer filter's sequence probabilities are sums over them, and the token-level correction steps through them
+    without a forward per token for as long as its answer follows a draft. Speculative decoding with the previews as
+    drafts: the same distributions, so the same tokens. Computed on demand, all that is asked at once in one pass;
+    a row's own preview is computed already."""
 
-    def __init__(self, *, decoder: Decoder, drafts: list[list[Token]], greedy: Greedy, rows: int) -> None:
+    def __init__(self, *, decoder: Decoder, drafts: list[list[Token]], greedy: Greedy, rows: int,
+                 max_new_tokens: int) -> None:
+        self._decoder = decoder
+        self._rows = rows
         self.drafts = [list(d) for d in dict.fromkeys(tuple(d) for d in drafts if d)]
-        self._dists: dict[tuple, list[list[Distribution]]] = {}
-        requests, slots = [], []
+        self._dists: dict[tuple[tuple, int], list[Distribution]] = {}
         for draft in self.drafts:
-            per_row: list[list[Distribution]] = []
             for row in range(rows):
                 own = greedy.dists[row]
-                if greedy.tokens[row] == draft and len(own) == len(draft) + 1:
-                    per_row.append(own)  # the row's own preview, computed already
-                else:
-                    per_row.append([])
-                    requests.append((row, draft))
-                    slots.append((tuple(draft), row))
-            self._dists[tuple(draft)] = per_row
-        for (key, row), found in zip(slots, decoder.teacher_forced(requests) if requests else []):
-            self._dists[key][row] = found
+                # A preview cut at max_new_tokens lacks the distribution after its last token, which no step asks for.
+                if greedy.tokens[row] == draft and (len(own) == len(draft) + 1 or len(draft) >= max_new_tokens):
+                    self._dists[(tuple(draft), row)] = own
+
+    def compute(self, pairs: Sequence[tuple[int, Sequence[Token]]]) -> None:
+        """Make sure the (row, draft) distributions are there: the missing ones in one teacher-forced pass."""
+        missing = [key for key in dict.fromkeys((tuple(draft), row) for row, draft in pairs if draft)
+                   if key not in self._dists]
+        if missing:
+            found = self._decoder.teacher_forced([(row, list(draft)) for draft, row in missing])
+            self._dists.update(zip(missing, found))
 
     def score(self, row: int, draft: list[Token]) -> float:
         """log P(draft | row's prompt)."""
-        dists = self._dists[tuple(draft)][row]
+        self.compute([(row, draft)])
+        dists = self._dists[(tuple(draft), row)]
         return float(sum(dists[position].logprobs([token])[0] for position, token in enumerate(draft)))
+
+    def draft_at(self, prefix: list[Token]) -> list[Token] | None:
+        """The first draft that begins with `prefix`."""
+        return next((d for d in self.drafts if len(prefix) <= len(d) and d[: len(prefix)] == prefix), None)
 
     def at(self, prefix: list[Token]) -> list[Distribution] | None:
         """Every row's distribution after `prefix`, if some draft begins with it."""
-        for draft in self.drafts:
-            if len(prefix) <= len(draft) and draft[: len(prefix)] == prefix:
-                return [per_row[len(prefix)] for per_row in self._dists[tuple(draft)]]
-        return None
+        if not prefix:
+            return self._decoder.distributions()
+        draft = self.draft_at(prefix)
+        if draft is None:
+            return None
+        self.compute([(row, draft) for row in range(self._rows)])
+        return [self._dists[(tuple(draft), row)][len(prefix)] for row in range(self._rows)]
 
 
 def igd_generate(
@@ -282,9 +318,11 @@ def igd_generate(
     memory_prompts = list(prompts.memory[: params.memory_variants])
     rows = 2 + len(memory_prompts)
     root = backend.open([prompts.user, prompts.context, *memory_prompts])
+    allowed = answer_tokens(backend)
 
     # 1. Previews.
-    greedy = greedy_decode(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens)
+    greedy = greedy_decode(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens,
+                           allowed=allowed)
     outputs = greedy.tokens
     texts = [backend.text(tokens).strip() for tokens in outputs]
     memory_texts = texts[FIRST_MEMORY:]
@@ -299,6 +337,7 @@ def igd_generate(
         ),
         memory=memory_reliability(agreeing_previews=agreeing, previews=len(memory_texts)),
     )
+    prior = params.intent_prior(mode)
 
     def finish(answer: str, source: str, decision: FilterDecision | None, trace: list[TokenTrace], generated: int):
         return IGDResult(
@@ -307,11 +346,40 @@ def igd_generate(
             seconds=time.perf_counter() - started,
         )
 
-    # Decoders that can teacher-force (local) score the previews under every row at once: the filter's
-    # probabilities and the correction's distributions while its answer follows a preview.
+    def correct(dists: list[Distribution]) -> tuple[Token, StepCorrection]:
+        """One token of the token-level correction: the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the
+        union of the branches' top-K, less the prompt markup."""
+        user, context, memory = dists[USER], dists[CONTEXT], dists[FIRST_MEMORY:]
+        context_ids, context_top = context.top(params.top_k)
+        memory_ids, memory_top = _memory_top(memory, params.top_k)
+        pair = _union(context_ids, memory_ids)
+        correction = step_correction(
+            context_top=context_top,
+            memory_top=memory_top,
+            context_on_union=np.asarray(context.logprobs(pair)),
+            memory_on_union=_memory_logprobs(memory, pair),
+            prior=prior,
+            reliability=reliability,
+            params=params,
+        )
+        union = _union(user.top(params.top_k)[0], context_ids, memory_ids)
+        candidates = [token for token in union if allowed(token)] or union
+        scores = corrected_scores(
+            user=np.asarray(user.logprobs(candidates)),
+            context=np.asarray(context.logprobs(candidates)),
+            memory=_memory_logprobs(memory, candidates),
+            lam=correction.lam,
+        )
+        return candidates[int(np.argmax(scores))], correction
+
+    # Decoders that can teacher-force (local) score the previews under every row: the filter's probabilities, and
+    # the correction's distributions while its answer follows a preview. What the filter needs and the draft the
+    # correction's first token enters are computed together.
     lookahead = None
-    if params.token_correction and hasattr(root, "teacher_forced"):
-        lookahead = Lookahead(decoder=root, drafts=[outputs[USER], ctx_tokens, mem_tokens], greedy=greedy, rows=rows)
+    if hasattr(root, "teacher_forced"):
+        lookahead = Lookahead(decoder=root, drafts=[outputs[USER], ctx_tokens, mem_tokens], greedy=greedy, rows=rows,
+                              max_new_tokens=params.max_new_tokens)
+    first = correct(lookahead.at([])) if params.token_correction and lookahead is not None else None
 
     # 2. Answer-level memory filter, on the probabilities of the two previews from the prompt state.
     decision = None
@@ -324,6 +392,8 @@ def igd_generate(
             requests = [(USER, ctx_tokens), (USER, mem_tokens)]
             requests += [(row, ctx_tokens) for row in memory_rows] + [(row, mem_tokens) for row in memory_rows]
             if lookahead is not None:
+                entered = lookahead.draft_at([first[0]]) if first is not None else None
+                lookahead.compute(requests + ([(row, entered) for row in range(rows)] if entered else []))
                 scores = [lookahead.score(row, tokens) if tokens else 0.0 for row, tokens in requests]
             else:
                 scores = _sequence_logprobs(root, requests, greedy)
@@ -346,37 +416,19 @@ def igd_generate(
 
     # 3. Token-level correction around the user distribution.
     decoder = None if lookahead is not None else root.fork()
-    prior = params.intent_prior(mode)
     generated: list[Token] = []
     trace: list[TokenTrace] = []
-    for _ in range(params.max_new_tokens):
-        dists = lookahead.at(generated) if lookahead is not None else None
-        if dists is None:
-            if decoder is None:  # the answer left the drafts: decode on, from the prompts plus what it has so far
-                decoder = root.fork()
-                decoder.extend(generated)
-            dists = decoder.distributions()
-        user, context, memory = dists[USER], dists[CONTEXT], dists[FIRST_MEMORY:]
-        context_ids, context_top = context.top(params.top_k)
-        memory_ids, memory_top = _memory_top(memory, params.top_k)
-        pair = _union(context_ids, memory_ids)
-        correction: StepCorrection = step_correction(
-            context_top=context_top,
-            memory_top=memory_top,
-            context_on_union=np.asarray(context.logprobs(pair)),
-            memory_on_union=_memory_logprobs(memory, pair),
-            prior=prior,
-            reliability=reliability,
-            params=params,
-        )
-        candidates = _union(user.top(params.top_k)[0], context_ids, memory_ids)
-        scores = corrected_scores(
-            user=np.asarray(user.logprobs(candidates)),
-            context=np.asarray(context.logprobs(candidates)),
-            memory=_memory_logprobs(memory, candidates),
-            lam=correction.lam,
-        )
-        token = candidates[int(np.argmax(scores))]
+    for step in range(params.max_new_tokens):
+        if step == 0 and first is not None:
+            token, correction = first
+        else:
+            dists = lookahead.at(generated) if lookahead is not None else None
+            if dists is None:
+                if decoder is None:  # the answer left the drafts: decode on, from the prompts plus what it has so far
+                    decoder = root.fork()
+                    decoder.extend(generated)
+                dists = decoder.distributions()
+            token, correction = correct(dists)
         if ends_answer(backend, token, generated):
             break
         generated.append(token)

@@ -43,12 +43,19 @@ class DenseDistribution:
 
     def __init__(self, logprobs: np.ndarray) -> None:
         self._logprobs = logprobs
+        self._top: tuple[list[int], np.ndarray] | None = None  # the largest top-k asked so far (each branch asks again)
 
     def top(self, k: int) -> tuple[list[int], np.ndarray]:
         k = min(k, self._logprobs.size)
-        part = np.argpartition(-self._logprobs, k - 1)[:k]
-        order = part[np.argsort(-self._logprobs[part])]
-        return [int(i) for i in order], self._logprobs[order]
+        if k == 1 and self._top is None:  # greedy steps: one pass over the vocabulary
+            best = int(np.argmax(self._logprobs))
+            return [best], self._logprobs[[best]]
+        if self._top is None or len(self._top[0]) < k:
+            part = np.argpartition(-self._logprobs, k - 1)[:k]
+            order = part[np.argsort(-self._logprobs[part], kind="stable")]
+            self._top = ([int(i) for i in order], self._logprobs[order])
+        ids, values = self._top
+        return ids[:k], values[:k]
 
     def logprobs(self, tokens: Sequence[int]) -> np.ndarray:
         return self._logprobs[np.asarray(tokens, dtype=np.int64)]
@@ -118,26 +125,26 @@ class LocalDecoder:
 
     def teacher_forced(self, requests: Sequence[tuple[int, Sequence[int]]]) -> list[list[DenseDistribution]]:
         """For each (row, continuation): the row's next-token distributions before each token and after the last
-        (len + 1 of them). One forward per distinct continuation, its rows together: no padding."""
+        (len + 1 of them). All continuations in one forward, right-padded (padding after a continuation cannot change
+        its own, causal, positions), on the cache's rows gathered to one row per request."""
         import torch
 
         batch_row = {row: index for index, row in enumerate(self._live)}
         out = [[DenseDistribution(self._last[batch_row[row]])] for row, _ in requests]
-        groups: dict[tuple, list[int]] = {}
-        for index, (_, tokens) in enumerate(requests):
-            if tokens:
-                groups.setdefault(tuple(tokens), []).append(index)
-        for tokens, indices in groups.items():
-            rows = torch.tensor([batch_row[requests[i][0]] for i in indices], dtype=torch.long)
-            cache = share_cache(self._cache)
-            cache.reorder_cache(rows)
-            width = len(tokens)
-            ids = torch.tensor([list(tokens)] * len(indices), dtype=torch.long)
-            mask = torch.cat([self._mask[rows], torch.ones((len(indices), width), dtype=self._mask.dtype)], dim=1)
-            positions = self._mask[rows].sum(dim=1, keepdim=True) + torch.arange(width).unsqueeze(0)
-            logprobs = self._backend.forward(ids, mask, positions, cache, every_position=True)
-            for j, index in enumerate(indices):
-                out[index].extend(DenseDistribution(logprobs[j, position]) for position in range(width))
+        todo = [index for index, (_, tokens) in enumerate(requests) if tokens]
+        if not todo:
+            return out
+        rows = torch.tensor([batch_row[requests[i][0]] for i in todo], dtype=torch.long)
+        cache = share_cache(self._cache)
+        cache.reorder_cache(rows)
+        width = max(len(requests[i][1]) for i in todo)
+        pad = self._backend.pad_id
+        ids = torch.tensor([list(requests[i][1]) + [pad] * (width - len(requests[i][1])) for i in todo], dtype=torch.long)
+        mask = torch.cat([self._mask[rows], torch.ones((len(todo), width), dtype=self._mask.dtype)], dim=1)
+        positions = self._mask[rows].sum(dim=1, keepdim=True) + torch.arange(width).unsqueeze(0)
+        logprobs = self._backend.forward(ids, mask, positions, cache, every_position=True)
+        for j, index in enumerate(todo):
+            out[index].extend(DenseDistribution(logprobs[j, position]) for position in range(len(requests[index][1])))
         return out
 
     def sequence_logprobs(self, requests: Sequence[tuple[int, Sequence[int]]]) -> list[float]:

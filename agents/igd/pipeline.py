@@ -11,7 +11,7 @@ from agents.answer import Embed, GeneratedAnswer, Passage, Sentence, select_sent
 from agents.citations import citation_tag
 from agents.igd.arithmetic import IGDParams, Mode
 from agents.igd.decoding import Backend, IGDResult, igd_generate
-from agents.igd.prompts import build_prompts, preview_support
+from agents.igd.prompts import PASSAGE_TAG, build_prompts, preview_support
 from agents.prompt_text import neutralise_tag, quote_attribute
 
 CONTEXT_CHARS = 2400  # retrieved text in the user branch; keeps prompts inside a small model's attention window
@@ -72,8 +72,8 @@ def context_block(passages: list[Passage], *, limit: int = CONTEXT_CHARS) -> str
         if not text:
             break
         blocks.append(
-            f'<passage ref="{quote_attribute(passage.ref)}" title="{quote_attribute(passage.title)}">\n'
-            f"{neutralise_tag(text, 'passage')}\n</passage>"
+            f'<{PASSAGE_TAG} ref="{quote_attribute(passage.ref)}" title="{quote_attribute(passage.title)}">\n'
+            f"{neutralise_tag(text, PASSAGE_TAG)}\n</{PASSAGE_TAG}>"
         )
         used += len(text)
     return "\n".join(blocks)

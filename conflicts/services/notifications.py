@@ -295,27 +295,33 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
                                                      assignee=assignee)
     except IntegrityError:
         return None
-    event.payload = _payload(event, conflict, kb, detail or {})
-    event.save(update_fields=["payload"])
-    body = json.dumps(event.payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    now = timezone.now()
-    rows = [
-        NotificationDelivery(knowledge_base=kb, channel=DeliveryChannel.WEBHOOK, event=event, webhook=webhook,
-                             target=webhook.url, body=body, next_attempt_at=now)
-        for webhook in Webhook.objects.filter(knowledge_base=kb, active=True, events__contains=[kind])
-    ]
-    config = notification_settings_for(kb.pk)
-    addresses = _immediate_addresses(event=event, config=config)
-    if addresses:
-        text = render_to_string("notifications/event_email.txt", {
-            "kb": kb, "event": event, "payload": event.payload, "headline": _EVENT_HEADLINES[kind], "detail": detail or {},
-        })
-        subject = _email_subject(kb, f"{_EVENT_HEADLINES[kind]} — " + " vs ".join(
-            a["title"] for a in event.payload["conflict"]["articles"]))
-        rows += [NotificationDelivery(knowledge_base=kb, channel=DeliveryChannel.EMAIL, event=event, target=address,
-                                      subject=subject, body=text, next_attempt_at=now) for address in addresses]
-    for delivery in NotificationDelivery.objects.bulk_create(rows):
-        jobs.notification_deliver(delivery_id=delivery.pk)
+    with transaction.atomic():  # the webhooks stay locked to the outermost commit
+        event.payload = _payload(event, conflict, kb, detail or {})
+        event.save(update_fields=["payload"])
+        body = json.dumps(event.payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        now = timezone.now()
+        # Locked until this transaction ends: a webhook deleted meanwhile would leave its deliveries pointing at
+        # nothing (a foreign-key error at commit, failing the review action that announced the event). A delete
+        # waits instead, then fails these deliveries with the rest of the webhook's queue.
+        webhooks = Webhook.objects.select_for_update(no_key=True).filter(knowledge_base=kb, active=True,
+                                                                        events__contains=[kind])
+        rows = [
+            NotificationDelivery(knowledge_base=kb, channel=DeliveryChannel.WEBHOOK, event=event, webhook=webhook,
+                                 target=webhook.url, body=body, next_attempt_at=now)
+            for webhook in webhooks
+        ]
+        config = notification_settings_for(kb.pk)
+        addresses = _immediate_addresses(event=event, config=config)
+        if addresses:
+            text = render_to_string("notifications/event_email.txt", {
+                "kb": kb, "event": event, "payload": event.payload, "headline": _EVENT_HEADLINES[kind], "detail": detail or {},
+            })
+            subject = _email_subject(kb, f"{_EVENT_HEADLINES[kind]} — " + " vs ".join(
+                a["title"] for a in event.payload["conflict"]["articles"]))
+            rows += [NotificationDelivery(knowledge_base=kb, channel=DeliveryChannel.EMAIL, event=event, target=address,
+                                          subject=subject, body=text, next_attempt_at=now) for address in addresses]
+        for delivery in NotificationDelivery.objects.bulk_create(rows):
+            jobs.notification_deliver(delivery_id=delivery.pk)
     return event
 
 

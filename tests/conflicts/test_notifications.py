@@ -338,3 +338,42 @@ def test_a_delivery_whose_webhook_was_deleted_is_not_sent_again(kb, articles, ho
     failed.refresh_from_db()
     assert failed.status == DeliveryStatus.FAILED  # not queued again, and no "retried" audit row
     assert not AuditEvent.objects.filter(action="notifications.retried").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_deleted_while_an_event_is_recorded_waits_and_fails_its_new_delivery(kb, articles, hook, monkeypatch):
+    import threading
+
+    from django.db import connection, transaction
+
+    from conflicts.services import notifications
+
+    conflict = make_conflict(kb, articles[0], articles[1])
+    monkeypatch.setattr(notifications.jobs, "notification_deliver", lambda **kwargs: None)
+    webhooks_read, errors = threading.Event(), []
+    real_settings_for = notifications.notification_settings_for
+
+    def settings_for(kb_id):  # runs after the webhooks are read, before their deliveries are written
+        webhooks_read.set()
+        deleter.join(timeout=1.0)  # unlocked, the delete commits now; locked, it waits for this transaction
+        return real_settings_for(kb_id)
+
+    def delete():
+        try:
+            webhooks_read.wait(timeout=10)
+            notifications.webhook_delete(webhook=hook)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    monkeypatch.setattr(notifications, "notification_settings_for", settings_for)
+    with transaction.atomic():
+        event = notifications._event_record(conflict=conflict, kind="conflict.new")
+    deleter.join(timeout=10)
+    assert errors == [] and not deleter.is_alive()
+    delivery = NotificationDelivery.objects.get(event=event, channel="webhook")
+    assert (delivery.webhook_id, delivery.status, delivery.last_error) == (None, DeliveryStatus.FAILED,
+                                                                           "the webhook was deleted")

@@ -34,8 +34,18 @@ def test_a_message_appears_under_its_queue_name_only_when_whole(channel):
 
 def test_an_unreadable_message_file_is_skipped_and_the_next_one_delivered(channel, caplog):
     chan, folder = channel
-    (folder / "1_aaaa.detect.msg").write_text("")  # what a worker killed mid-write leaves behind
+    # What a worker killed mid-write leaves behind, named to sort (and so be read) before the message sent after it.
+    (folder / f"{0:015d}_aaaa.detect.msg").write_text("")
     chan._put("detect", {"turn": 7})
     assert chan._get("detect") == {"turn": 7}
     assert "unreadable message file" in caplog.text
     assert os.listdir(folder) == []
+
+
+def test_messages_are_read_in_the_order_they_were_sent(channel, monkeypatch):
+    chan, _ = channel
+    clock = iter([9.999, 10.0])  # 9999 ms then 10000 ms: unpadded, "10000_" would sort first
+    monkeypatch.setattr("kbreview.broker.monotonic", lambda: next(clock))
+    chan._put("detect", {"turn": 1})
+    chan._put("detect", {"turn": 2})
+    assert [chan._get("detect")["turn"], chan._get("detect")["turn"]] == [1, 2]

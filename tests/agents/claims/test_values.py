@@ -51,7 +51,8 @@ def test_a_spending_threshold_is_a_condition_not_a_price():
 
 
 @pytest.mark.parametrize("text, age", [("Riders must be aged 14 or over.", 14.0), ("This class is 18+ only.", 18.0),
-                                       ("Minimum age 21.", 21.0)])
+                                       ("Minimum age 21.", 21.0),
+                                       ("Volunteers aged 60 or over with income under £900 travel free.", 60.0)])
 def test_ages(text, age):
     assert only(text, AGE).key == (age, "min")
 
