@@ -355,6 +355,7 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
 TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 TAX_RATE_WINDOW = 25
 TAX_CONVERTED_STRENGTH = 0.9
+TAX_UNSAID_DAMPING = 0.85  # "£105 plus VAT" against a price that does not say: likely before tax, not sure
 
 
 def _tax_rate(facts: ClaimFacts) -> float | None:
@@ -435,6 +436,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         damping *= 0.8
     if scopes_uneven(scope_a, scope_b):
         damping *= 0.85
+    if scope_a.tax != scope_b.tax:
+        damping *= TAX_UNSAID_DAMPING
     found: list[Contradiction] = []
     overlap = len(a.content & b.content) / max(1, len(a.content | b.content))
     aligned_for_values = (similarity >= VALUE_MIN_SIMILARITY or near_copy is not None

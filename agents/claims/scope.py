@@ -199,8 +199,12 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
         return True  # a price list for 2025 and one for 2026, winter 2024/25 and winter 2025/26
     if a.trip and b.trip and a.trip != b.trip:
         return True  # a one-way fare and a return fare
-    if a.tax != b.tax:
+    if a.tax != b.tax and "included" in a.tax | b.tax:
         return True  # a price with tax and one without (or not said) are different figures
+    if a.tax and b.tax and a.tax != b.tax:
+        return True
+    # "£105 an hour plus VAT" and a bare "£95 per hour": prices are quoted before tax or the text does not say;
+    # compared (the tax-converted comparison handles a price that includes it).
     if a.special_case != b.special_case:
         return True  # "late check-out" is a special case of "check-out", not another claim about it
     for axis in AUDIENCE_AXES:

@@ -52,6 +52,8 @@ CONFLICTS = {
                                  "Car park 2 (North Gate): $8 per day, pay at the barrier."),
     "the denied verb after a modal": ("You don't need to hand back your parking permit when you leave.",
                                       "Parking permits are reissued, so please hand yours back when you leave."),
+    "a price before tax against one that does not say": ("Two window cleaners and a ladder van: £70 per hour",
+                                                         "For two window cleaners and a van we charge £82 an hour plus VAT."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
