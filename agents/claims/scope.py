@@ -9,6 +9,7 @@ a stated exception, and a claim that restricts ("only", "reserved for").
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 
@@ -130,6 +131,7 @@ class Scope:
     years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2025/26")
 
 
+@functools.lru_cache(maxsize=16384)
 def years_in(text: str) -> frozenset[str]:
     """Years and two-year seasons a text is said for, full dates left out ("1 March 2026" is a day, not a year)."""
     text = DATE_RE.sub(" ", text)

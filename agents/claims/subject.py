@@ -191,6 +191,7 @@ def _short_phrase(phrase: str) -> frozenset[str] | None:
     return _stems(WORD_RE.findall(phrase)) or None
 
 
+@functools.lru_cache(maxsize=16384)
 def phrase_stems(phrase: str) -> frozenset[str]:
     """The content stems of a title or label, as subjects are compared."""
     return _stems(WORD_RE.findall(phrase))
