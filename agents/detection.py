@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -40,6 +43,7 @@ STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped_fewer_than_2"
 STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES articles only
 CONFIRM_BELOW = 0.75  # auto: claim findings less sure than this are confirmed by the LLM first
+CLAIM_CHECK_SETS = 4096  # retrieval sets whose claim findings a ClaimChecks keeps
 
 
 def uses_cached_verdicts(detector: str) -> bool:
@@ -147,8 +151,10 @@ def plan_detection(
     llm_config: LLMConfig | None = None,
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
     claim_vectors: ClaimVectors | None = None,
+    claim_checks: ClaimChecks | None = None,
 ) -> DetectionPlan:
-    """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured."""
+    """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured.
+    `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory."""
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; expected one of {DETECTORS}")
     selected = _unique_by_ref(articles)
@@ -162,7 +168,8 @@ def plan_detection(
     plan = DetectionPlan(DetectionOutcome(status=status, articles_considered=len(selected)), selected, today)
     outcome, found, to_confirm = plan.outcome, plan.found, plan.to_confirm
 
-    claim_findings, unrelated = _claim_findings(articles=selected, now=today, vectors=claim_vectors)
+    claim_findings, unrelated = (claim_checks.findings(articles=selected, now=today) if claim_checks is not None
+                                 else _claim_findings(articles=selected, now=today, vectors=claim_vectors))
     if detector in ("claims", "auto"):
         for finding in claim_findings:
             key = pair_key(*finding.refs)
@@ -257,6 +264,47 @@ def _claim_findings(*, articles: list[ArticleText], now: dt.date,
     findings = list(getattr(result, "findings", result))
     unrelated = result.unrelated_pairs() if hasattr(result, "unrelated_pairs") else set()
     return findings, unrelated
+
+
+class ClaimChecks:
+    """The claim detector's findings per exact retrieval set, kept (LRU, thread-safe) for later turns that
+    retrieve the same set: the same texts checked on the same day with the same claim vectors give the same
+    findings, so a set seen before costs a digest of its texts instead of a check (most of a claims-only
+    turn's CPU). Keyed by content, not ids: an edited article is a new text and is checked afresh."""
+
+    def __init__(self, vectors: ClaimVectors | None, *, max_sets: int = CLAIM_CHECK_SETS) -> None:
+        self.vectors = vectors
+        self.max_sets = max_sets
+        self._known: OrderedDict[bytes, tuple[tuple[ConflictFinding, ...], frozenset[tuple[str, str]]]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(articles: list[ArticleText], now: dt.date) -> bytes:
+        digest = hashlib.blake2b(now.isoformat().encode(), digest_size=16)
+        for article in articles:
+            for part in (article.ref, article.title, article.body,
+                         article.updated_at.isoformat() if article.updated_at else "", article.source):
+                digest.update(b"\x1f" + part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x1e")
+        return digest.digest()
+
+    def findings(self, *, articles: list[ArticleText], now: dt.date) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
+        key = self.key(articles, now)
+        with self._lock:
+            known = self._known.get(key)
+            if known is not None:
+                self._known.move_to_end(key)
+                self.hits += 1
+        if known is None:  # computed outside the lock: two threads missing the same set both compute it
+            findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors)
+            known = (tuple(findings), frozenset(unrelated))
+            with self._lock:
+                self.misses += 1
+                self._known[key] = known
+                while len(self._known) > self.max_sets:
+                    self._known.popitem(last=False)
+        return list(known[0]), set(known[1])
 
 
 def _unique_by_ref(articles: list[ArticleText]) -> list[ArticleText]:

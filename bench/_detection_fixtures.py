@@ -359,7 +359,6 @@ def build_replay(*, questions: list[Question], n_turns: int, zipf_s: float, edit
 # --- the oracle the scripted LLM answers with ----------------------------------------------------
 
 _ARTICLE_REF = re.compile(r'<article ref="([^"]+)"')
-_PAIR_LINE = re.compile(r"^(\S+) \| (\S+)$", re.M)
 
 
 def rough_tokens(text: str) -> int:
@@ -385,12 +384,14 @@ class Oracle:
     def __call__(self, request: dict) -> dict:
         import json
 
+        from agents.llm_detector import listed_pairs
+
         user = "\n".join(m.get("content") or "" for m in request["messages"] if m["role"] == "user")
         refs = _ARTICLE_REF.findall(user)
         if "Pairs to judge: every pair of the articles above." in user:
             pairs = list(itertools.combinations(refs, 2))
         else:
-            pairs = _PAIR_LINE.findall(user.split("Pairs to judge (one per line):", 1)[1])
+            pairs = listed_pairs(user)
         items = []
         for a, b in pairs:
             truth = self.kb.conflict(a, b)

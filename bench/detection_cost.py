@@ -19,8 +19,8 @@ an oracle that knows the planted pairs:
   turn_detect as a worker runs it (DETECTION_DETECTOR "auto": sure claim findings stand, unsure ones are
   confirmed by the LLM, pairs about different things and pairs in the PairVerdict cache (keyed by article
   versions) are not sent; turns with pairs for the LLM that arrive within DETECTION_BATCH_WAIT_MS share one
-  call). The replay plays the workers and the clock (class Workers): a worker's bounded wait is where the
-  replay moves on to the next arrivals. Calls and tokens are read from DetectionRun rows, recall from
+  call: the first opens a gate and a wake-up message for its end judges them). The replay plays the workers,
+  the wake-up messages and the clock (class Workers). Calls and tokens are read from DetectionRun rows, recall from
   Conflict / ConflictOccurrence rows.
 - the seed policy: one agents.llm_detector.detect_with_llm call per turn with >= 2 articles, every pair of
   the (first 20) articles in it, no cache, no claims.
@@ -116,36 +116,36 @@ def article_text(article):
                        source=article.source)
 
 
-class Waiting(Exception):
-    """A worker reached its bounded wait for other turns: the replay moves on to the next arrivals."""
-
-
 class Workers:
-    """The Celery workers and the clock of this design's replay, played in this process.
+    """The Celery workers, their broker's delayed messages and the clock of this design's replay, played in
+    this process.
 
     Turns arrive by a Poisson process (`rate` per second) on a simulated clock: django.utils.timezone.now
     returns it, so rows carry simulated times. Each turn is taken by a worker as it arrives
-    (conflicts.services.detection.turn_detect, the task's service): settled without the LLM, left to a
-    worker waiting for company, or -- pairs for the LLM and nobody waiting -- the worker opens a window of
-    DETECTION_BATCH_WAIT_MS. The service's wait (_wait_until) is where the replay moves on; when the next
-    arrival is past the window's end, the clock is set to that end and the waiting worker resumes: it takes
-    every queued turn (up to DETECTION_BATCH_MAX_TURNS) and sends their pairs in as few calls as the rules
-    allow. Turns a full batch left are sent again and taken the same way (as the wake-up messages do).
-    Broker messages are not sent: the replay plays the worker for every turn.
+    (conflicts.services.detection.turn_detect, the task's service): settled without the LLM, left to an open
+    gate, or -- pairs for the LLM and no gate open -- the worker opens a gate of DETECTION_BATCH_WAIT_MS and
+    sends a wake-up message for its end (kbreview.jobs.send with a countdown, caught here), then returns.
+    When the next arrival is past the gate's end, the clock is set to that end and the wake-up is delivered:
+    its worker takes every queued turn (up to DETECTION_BATCH_MAX_TURNS) and sends their pairs in as few calls
+    as the rules allow. Turns a full batch left are sent again and taken the same way (as the messages
+    detection_wake sends do; those messages themselves are dropped: the replay plays the worker for every turn).
+    No worker sleeps in this design: a wait in place (_wait_until) longer than a clock tick fails the replay.
     """
 
     def __init__(self, *, start) -> None:
         import kbreview.jobs
         import conflicts.services.detection as detection
+        from conflicts.jobs import DETECT_TURN
         from django.utils import timezone
 
         self.start = start
         self.offset_s = 0.0
-        self.gate: tuple[int, float] | None = None  # (turn id of the waiting worker, second its window ends)
+        self.gate: tuple[int, float] | None = None  # (turn id of the wake-up, second it is due)
         self.waits = 0
+        self.detect_turn = DETECT_TURN
         timezone.now = self.now  # every caller looks the attribute up at call time
         detection._wait_until = self._wait_until
-        kbreview.jobs.send = lambda *args, **kwargs: True
+        kbreview.jobs.send = self._send
 
     def now(self):
         return self.start + dt.timedelta(seconds=self.offset_s)
@@ -153,15 +153,24 @@ class Workers:
     def seconds(self, moment) -> float:
         return (moment - self.start).total_seconds()
 
+    def _send(self, task_name: str, *args, countdown: float | None = None) -> bool:
+        if countdown is not None:  # a gate's wake-up (other messages come from the publisher thread: dropped)
+            assert task_name == self.detect_turn and self.gate is None, "a second gate opened while one was open"
+            self.gate = (args[0], self.offset_s + countdown)
+            self.waits += 1
+        return True
+
     def _wait_until(self, moment) -> None:
-        if moment > self.now():
-            raise Waiting(self.seconds(moment))
+        # A wake-up delivered at its second may find the gate's end a rounding error ahead of the clock.
+        step = self.seconds(moment) - self.offset_s
+        assert step < 0.001, f"a worker waited {step:.3f} s in place"
+        self.offset_s = max(self.offset_s, self.seconds(moment))
 
     def advance(self, second: float) -> None:
-        """Close every window that ends before `second`, then set the clock to it."""
+        """Deliver every wake-up due before `second` (with what it leaves behind), then set the clock to it."""
         while self.gate is not None and self.gate[1] <= second:
-            turn_id, ends = self.gate
-            self.gate, self.offset_s = None, max(self.offset_s, ends)
+            turn_id, due = self.gate
+            self.gate, self.offset_s = None, max(self.offset_s, due)
             self.take(turn_id)
             self.take_left_behind()
         self.offset_s = max(self.offset_s, second)
@@ -169,17 +178,7 @@ class Workers:
     def take(self, turn_id: int) -> None:
         from conflicts.services.detection import turn_detect
 
-        from conflicts.models import DetectionRun
-
-        try:
-            turn_detect(turn_id=turn_id)
-        except Waiting as waiting:
-            assert self.gate is None, "a second worker waited while one was gathering"
-            self.gate = (turn_id, waiting.args[0])
-            self.waits += 1
-            # The service closes a gate whose worker stopped; this one only stepped aside: open it again.
-            DetectionRun.objects.filter(turn_id=turn_id).update(
-                gathering_until=self.start + dt.timedelta(seconds=waiting.args[0]))
+        turn_detect(turn_id=turn_id)
 
     def take_left_behind(self) -> None:
         from conflicts.models import DetectionOutcome, DetectionRun

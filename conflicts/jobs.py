@@ -19,8 +19,9 @@ from kbreview.jobs import claim_expiry, sweep_cutoff
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["claim_expiry", "detection_enqueue", "detection_wake", "jobs_sweep", "notification_deliver",
-           "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue", "suggestions_enqueue"]
+__all__ = ["claim_expiry", "detection_enqueue", "detection_wake", "detection_wake_at", "jobs_sweep",
+           "notification_deliver", "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue",
+           "suggestions_enqueue"]
 
 DETECT_TURN = "conflicts.tasks.detect_turn"
 COMPUTE_SUGGESTION = "conflicts.tasks.compute_suggestion"
@@ -44,6 +45,14 @@ def detection_wake(*, turn_ids: list[int]) -> None:
     if settings.DETECTION_DISPATCH == "celery":
         for turn_id in turn_ids:
             outbox.send_on_commit(DETECT_TURN, turn_id)
+
+
+def detection_wake_at(*, turn_id: int, countdown: float) -> bool:
+    """Wake a worker for the turn's check in `countdown` seconds (the end of its batch's wait), sent now: the
+    caller's gate is committed already. False when the broker cannot take it (or dispatch is not Celery)."""
+    if settings.DETECTION_DISPATCH != "celery":
+        return False
+    return outbox.send(DETECT_TURN, turn_id, countdown=max(countdown, 0.0))
 
 
 def suggestion_enqueue(*, conflict_id: int, force: bool = False):

@@ -329,11 +329,13 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
-# Turns that arrive close together share an LLM call: a worker whose turn has pairs for the LLM waits until
-# DETECTION_BATCH_WAIT_MS after the turn was recorded, then takes up to DETECTION_BATCH_MAX_TURNS queued turns
-# of the same knowledge base (itself included; 1 = one call per turn) and sends their pairs in as few calls
-# as the cap of 20 articles and DETECTION_BATCH_MAX_PAIRS pairs per call allow. Not with inline dispatch.
-DETECTION_BATCH_WAIT_MS = env.int("DETECTION_BATCH_WAIT_MS", default=2000)
+# Turns that arrive close together share an LLM call: a turn with pairs for the LLM opens a gate until
+# DETECTION_BATCH_WAIT_MS after it was recorded (its worker returns to the pool; a wake-up message comes back
+# then), and the woken worker takes up to DETECTION_BATCH_MAX_TURNS queued turns of the same knowledge base
+# (itself included; 1 = one call per turn) and sends their pairs in as few calls as the cap of 20 articles and
+# DETECTION_BATCH_MAX_PAIRS pairs per call allow. The wait delays findings, never a reply. Not with inline
+# dispatch.
+DETECTION_BATCH_WAIT_MS = env.int("DETECTION_BATCH_WAIT_MS", default=10000)
 DETECTION_BATCH_MAX_TURNS = env.int("DETECTION_BATCH_MAX_TURNS", default=16)
 DETECTION_BATCH_MAX_PAIRS = env.int("DETECTION_BATCH_MAX_PAIRS", default=60)
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)

@@ -20,6 +20,16 @@ def tasks_in_process(request):
     app.conf.update(task_always_eager=saved[0], task_eager_propagates=saved[1])
 
 
+@pytest.fixture(autouse=True)
+def fresh_claim_checks():
+    """Each test checks retrieval sets as a fresh worker would: the claim findings a process keeps per set
+    must not carry one test's texts, clock or stand-in detector into another."""
+    from conflicts.services.detection import _claim_checks_over
+
+    _claim_checks_over.cache_clear()
+    yield
+
+
 class BrokerOutage:
     def __init__(self, saved: dict) -> None:
         self.saved = saved

@@ -151,7 +151,7 @@ def test_a_worker_killed_mid_detection_then_restarted_detects_every_turn_once(kb
     with ScriptedLLM(respond=fare_verdicts_after_one_hang()) as llm:
         env = processes.base_env(
             FILESYSTEM_BROKER_DIR=filesystem_broker, OPENAI_BASE_URL=llm.base_url, LLM_MODEL=llm.model,
-            DETECTION_DETECTOR="llm", DETECTION_TIMEOUT_S=4, LLM_TIMEOUT_S=4,
+            DETECTION_DETECTOR="llm", DETECTION_TIMEOUT_S=4, LLM_TIMEOUT_S=4, DETECTION_BATCH_WAIT_MS=2000,
             # a claim older than the hard time limit is a dead worker's: short here so the test is quick
             CELERY_TASK_TIME_LIMIT=8, CELERY_TASK_SOFT_TIME_LIMIT=6, TASK_SWEEP_INTERVAL_S=1,
         )

@@ -16,7 +16,7 @@ import numpy as np
 from .split import Claim, split_claims
 from .words import STOPWORDS
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
-from .stance import channel_stances, channels, denied_words, is_negative, modality, strip_negation
+from .stance import channel_stances, channels, denied_predicates, denied_words, is_negative, modality, strip_negation
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
 # An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
@@ -27,6 +27,8 @@ PLACEHOLDERS = {MONEY: "an amount", PERCENT: "a percentage", CLOCK: "a time", DA
 SHORT_CLAIM_WORDS = 7
 YES_NO_RE = re.compile(r"^\s*(yes|no)\b", re.I)
 DENIAL_FILLER = frozenset({"be", "is", "are", "the", "a", "an"})
+# Words a denial passes on its way to what it denies ("don't need to send", "cannot be able to pay").
+PREDICATE_FILLER = DENIAL_FILLER | {"need", "needs", "have", "has", "to", "able", "get", "any", "always", "ever", "yet"}
 VECTOR_CACHE_ARTICLES = 4096
 
 
@@ -42,6 +44,7 @@ class ClaimFacts:
     channels_affirmed: frozenset[str] = frozenset()
     channels_denied: frozenset[str] = frozenset()
     denied: frozenset[str] = frozenset()  # stems of what the claim denies ("refundable" in "non-refundable")
+    denied_heads: frozenset[str] = frozenset()  # of those, the first each denial denies ("offer" in "don't offer tests")
     subjects: tuple[frozenset[str] | None, ...] = ()  # what each value is said of (subject.py), by position
     said_subjects: tuple[frozenset[str] | None, ...] = ()  # the same as written, before a bare noun is resolved
 
@@ -103,6 +106,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
         # A table cell is about its row and column as much as its text ("Guided tour", "Price": "€18").
         content = content_stems(strip_negation(f"{claim.label} {claim.column} {claim.text}" if claim.label else claim.text))
         denied_stems = frozenset(stem(w) for w in denied_words(claim.text)) - DENIAL_FILLER
+        denied_heads = frozenset(stem(w) for w in denied_predicates(claim.text, PREDICATE_FILLER))
         answer = YES_NO_RE.match(claim.text) if claim.question else None
         if answer:
             # "Is there a minimum term? No - memberships run month to month": the answer denies the question.
@@ -110,6 +114,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             asked = content_stems(strip_negation(claim.question))
             content |= asked
             denied_stems |= asked if negative else frozenset()
+            denied_heads |= asked if negative else frozenset()  # the answer denies what was asked
             masked = f"{claim.question} {masked}"
         # A claim that names nothing ("For €30 a month you get:") is said of what its heading states a thing of.
         heading_subject = None if claim.label or claim.question else statement_subject(claim.context.rsplit("\u2014", 1)[-1])
@@ -119,7 +124,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
         mentions = named_mentions(claim.text, mentions)
         facts.append(ClaimFacts(claim=claim, values=values, negative=negative,
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
-                                content=content, denied=denied_stems, subjects=subjects, said_subjects=said,
+                                content=content, denied=denied_stems, denied_heads=denied_heads, subjects=subjects, said_subjects=said,
                                 channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 

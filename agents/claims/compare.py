@@ -21,6 +21,7 @@ VALUE_MIN_OVERLAP = 0.25
 POLARITY_MIN_SIMILARITY = 0.55
 POLARITY_MIN_OVERLAP = 0.2
 POLARITY_MIN_WORDS = 4
+POLARITY_CLOSE_SIMILARITY = 0.6  # claims this close need only share a denied word, not the denied verb itself
 POLARITY_LOOSE_MIN_SIMILARITY = 0.45
 DENIAL_BASE_STRENGTH = 0.5
 DENIAL_WORD_STRENGTH = 0.05
@@ -354,6 +355,7 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
 TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 TAX_RATE_WINDOW = 25
 TAX_CONVERTED_STRENGTH = 0.9
+TAX_UNSAID_DAMPING = 0.85  # "£105 plus VAT" against a price that does not say: likely before tax, not sure
 
 
 def _tax_rate(facts: ClaimFacts) -> float | None:
@@ -434,6 +436,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         damping *= 0.8
     if scopes_uneven(scope_a, scope_b):
         damping *= 0.85
+    if scope_a.tax != scope_b.tax:
+        damping *= TAX_UNSAID_DAMPING
     found: list[Contradiction] = []
     overlap = len(a.content & b.content) / max(1, len(a.content | b.content))
     aligned_for_values = (similarity >= VALUE_MIN_SIMILARITY or near_copy is not None
@@ -463,7 +467,11 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
             negative, positive = (a, b) if a.negative else (b, a)
-            opposite = bool(negative.denied & positive.content)
+            # One shared word must be what is denied, not a noun after it ("we don't offer walk-in eye tests"
+            # does not deny "retinal scan added to your eye test: £20").
+            shared = negative.denied & positive.content
+            opposite = (len(shared) >= 2 or bool(shared & negative.denied_heads)
+                        or bool(shared) and similarity >= POLARITY_CLOSE_SIMILARITY)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
         if opposite and a.negative != b.negative and _shared_threshold(a, b):

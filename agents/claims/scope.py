@@ -12,6 +12,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from .values import DATE_RE
+
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 DAY_ABBREVIATIONS = {d[:3]: d for d in DAYS} | {"tues": "tuesday", "thur": "thursday", "thurs": "thursday"}
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -65,6 +67,8 @@ RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+# A year or a season of two years standing alone ("prices 2026", "winter 2025/26"), not inside a date or a number.
+YEAR_SPAN_RE = re.compile(r"(?<![\d\u00a3\u20ac$.,:/\-])(?<!\d )((?:19|20)\d\d)(?:\s?[/\u2013\-]\s?((?:19|20)?\d\d))?(?![\d%])(?![.,:]\d)(?! \d)")
 DAY_RANGE_RE = re.compile(r"\b([A-Za-z]{3,9})\.?\s*(?:-|\u2013|to|through|thru|until)\s*([A-Za-z]{3,9})\b")
 
 
@@ -123,6 +127,17 @@ class Scope:
     tax: frozenset[str] = frozenset()  # "included" / "excluded": what the claim says of tax on its prices
     trip: frozenset[str] = frozenset()  # "one way" / "return": what a fare is for
     days_closed: frozenset[str] = frozenset()
+    years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2025/26")
+
+
+def years_in(text: str) -> frozenset[str]:
+    """Years and two-year seasons a text is said for, full dates left out ("1 March 2026" is a day, not a year)."""
+    text = DATE_RE.sub(" ", text)
+    out = set()
+    for match in YEAR_SPAN_RE.finditer(text):
+        first, second = match.group(1), match.group(2)
+        out.add(f"{first}/{second[-2:]}" if second and int(second[-2:]) == (int(first) + 1) % 100 else first)
+    return frozenset(out)
 
 
 def _words(text: str) -> list[str]:
@@ -168,6 +183,7 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
                                if pattern.search(text)),
                  trip=frozenset(name for name, pattern in (("one way", ONE_WAY_RE), ("return", RETURN_TRIP_RE))
                                 if pattern.search(text)),
+                 years=years_in(text) or years_in(context),
                  days_closed=frozenset(d for clause in re.split(r"[,;]|\band\b", text)
                                        if re.search(r"\bclosed\b", clause, re.I) for d in days_in(clause)))
 
@@ -179,10 +195,16 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
     for mine, theirs in ((a.periods, b.periods), (a.tiers, b.tiers), (a.names, b.names)):
         if mine and theirs and not mine & theirs:
             return True
+    if a.years and b.years and not a.years & b.years:
+        return True  # a price list for 2025 and one for 2026, winter 2024/25 and winter 2025/26
     if a.trip and b.trip and a.trip != b.trip:
         return True  # a one-way fare and a return fare
-    if a.tax != b.tax:
+    if a.tax != b.tax and "included" in a.tax | b.tax:
         return True  # a price with tax and one without (or not said) are different figures
+    if a.tax and b.tax and a.tax != b.tax:
+        return True
+    # "£105 an hour plus VAT" and a bare "£95 per hour": prices are quoted before tax or the text does not say;
+    # compared (the tax-converted comparison handles a price that includes it).
     if a.special_case != b.special_case:
         return True  # "late check-out" is a special case of "check-out", not another claim about it
     for axis in AUDIENCE_AXES:

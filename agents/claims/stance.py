@@ -50,21 +50,31 @@ def is_negative(text: str) -> bool:
 CONDITION_OPENING_RE = re.compile(r"\b(?:who|whose|if|unless|whoever|anyone|those)\b", re.I)
 
 
-def denied_words(text: str) -> frozenset[str]:
-    """The words a denial applies to: the word after "non-", else up to three after each "not" / "cannot"
-    within its clause, names left out (what is denied is an action or a quality, not a place)."""
+def _denials(text: str) -> list[list[str]]:
+    """Per denial, the words it applies to: the word after "non-", else up to three after each "not" /
+    "cannot" within its clause, names left out (what is denied is an action or a quality, not a place)."""
     body = ANSWER_PARTICLE_RE.sub("", text)
-    words: set[str] = set()
+    denials: list[list[str]] = []
     for match in NEGATION_RE.finditer(body):
         if match.group().lower().startswith("non-"):
-            words.add(match.group()[4:].lower())
+            denials.append([match.group()[4:].lower()])
             continue
         if CONDITION_OPENING_RE.search(re.split(r"[,;:.()]", body[:match.start()])[-1]):
             continue  # "passengers who cannot show a ticket pay …": a condition, not what the claim denies
         clause = re.split(r"[,;:.()]", body[match.end():], maxsplit=1)[0]
         following = re.findall(r"[A-Za-z][A-Za-z'\-]+", clause)[:3]
-        words.update(w.lower() for w in following if not w[0].isupper())
-    return frozenset(words)
+        denials.append([w.lower() for w in following if not w[0].isupper()])
+    return denials
+
+
+def denied_words(text: str) -> frozenset[str]:
+    """The words the claim's denials apply to."""
+    return frozenset(word for words in _denials(text) for word in words)
+
+
+def denied_predicates(text: str, filler: frozenset[str]) -> frozenset[str]:
+    """What each denial denies first, `filler` skipped: "offer" in "we don't offer walk-in tests"."""
+    return frozenset(next((w for w in words if w not in filler), "") for words in _denials(text)) - {""}
 
 
 def modality(text: str) -> str:

@@ -26,7 +26,8 @@ CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(
 # The subject ends at the first verb (auxiliaries and the verbs prices, rules and schedules are stated
 # with) or at a label mark ("Junior members (aged 12 to 17): 20% off").
 LABEL_END_RE = re.compile(r"[:(=|]|\s[-\u2013\u2014]\s")
-LABEL_MAX_WORDS_TO_VALUE = 3  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
+LABEL_MAX_WORDS_TO_VALUE = 3
+LABEL_MAX_SCOPE_WORDS = 4  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
 ADVERBIAL_OPENING_RE = re.compile(r"\s*(?:since|from|until|till|if|when|whenever|after|before|for|in|on|at|"
                                   r"during|as|once|unless|to|by|with|without|from|starting|between)\b", re.I)
 PARENTHESES_RE = re.compile(r"\([^()]*\)")
@@ -119,7 +120,11 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
             if not SUBJECT_END_RE.search(between) and not re.search(r"\d", between):
                 # "Emergency: emergency appointment, Monday to Friday £85" (no list of other values before it)
                 return _noun_phrase(between.split(",", 1)[0])
-            return _subject_after(text, start + colon + 1, position)  # a sentence of its own after its label
+            # A sentence of its own after its label; a short label says which case it is of ("Cars and vans: the
+            # vehicle must …" is said of cars and vans).
+            after = _subject_after(text, start + colon + 1, position)
+            named = _noun_phrase(label) if len(label.split()) <= LABEL_MAX_SCOPE_WORDS else None
+            return after | named if after and named else after
         named = None if elliptical else _short_phrase(between)
         return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
     end = SUBJECT_END_RE.search(clause)

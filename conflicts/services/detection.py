@@ -5,11 +5,13 @@ nothing propagates to whoever is sending the reply.
 
 Turns that arrive close together share an LLM call (Celery dispatch; agents.batching packs the calls). The
 worker that takes a turn plans its check (claims, cached verdicts, pairs about different things); when pairs
-are left for the LLM it either leaves the turn to a worker already waiting for company in the same knowledge
-base (`gathering_until`), or waits itself until DETECTION_BATCH_WAIT_MS after the turn was recorded, then
-claims up to DETECTION_BATCH_MAX_TURNS queued turns of the knowledge base (one conditional update, as for its
-own), plans them and sends all their pairs in as few calls as the cap of 20 articles per call allows. Each
-turn's run is written under its own claim; a failed call records every turn that needed it as failed open.
+are left for the LLM it either leaves the turn to a gate already open in the same knowledge base
+(`gathering_until`), or opens one until DETECTION_BATCH_WAIT_MS after the turn was recorded, sends a wake-up
+message for that moment and returns to the pool. The worker the wake-up reaches claims the turn again and up
+to DETECTION_BATCH_MAX_TURNS - 1 queued turns of the knowledge base (one conditional update, as for its own),
+plans them and sends all their pairs in as few calls as the cap of 20 articles per call allows. Each turn's
+run is written under its own claim; a failed call records every turn that needed it as failed open. Only
+when the broker will not take the wake-up does a worker wait in place (bounded by the same setting).
 """
 from __future__ import annotations
 
@@ -35,7 +37,9 @@ from django.utils import timezone
 from agents.claims import ClaimVectors
 from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
 from agents.batching import judge_call, pack_calls
-from agents.detection import STATUS_CAPPED, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts
+from agents.detection import (
+    STATUS_CAPPED, ClaimChecks, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts,
+)
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
@@ -131,6 +135,17 @@ def claim_vectors() -> ClaimVectors:
     """Claim vectors for this process: stored at index time per article version, computed with the index's
     sentence model for a text without them, and kept per article text for later turns."""
     return ClaimVectors(StoredFirstEncoder(embed_texts))
+
+
+def claim_checks() -> ClaimChecks:
+    """The claim findings of retrieval sets this process has checked (a chatbot's frequent questions
+    retrieve the same sets again), over this process's claim vectors (new ones start with none)."""
+    return _claim_checks_over(claim_vectors())
+
+
+@functools.lru_cache(maxsize=1)
+def _claim_checks_over(vectors: ClaimVectors) -> ClaimChecks:
+    return ClaimChecks(vectors)
 
 
 def claim_detector_warm_up() -> None:
@@ -299,7 +314,7 @@ def conflicts_record(
             if conflict.pk in created or _suggestion_outdated(conflict, low.version_id, high.version_id):
                 outdated.append(conflict)
     ConflictActivity.objects.bulk_create(opened)
-    Conflict.objects.bulk_update([conflicts[pair] for pair in pairs], SIGHTING_FIELDS)
+    _sightings_save([conflicts[pair] for pair in pairs])
     notify_conflict_sightings(conflicts=[conflicts[pair] for pair in pairs])  # once, at the threshold
     if outdated:  # a suggestion for the articles' current versions (they may be newer than this turn's)
         current = dict(Article.objects.filter(
@@ -311,6 +326,16 @@ def conflicts_record(
 # What counting a sighting changes on a conflict (status changes are saved by conflict_regress itself).
 SIGHTING_FIELDS = ["detector", "impact", "times_seen", "times_cited", "last_seen", "type", "explanation",
                    "snippet_low", "snippet_high"]
+
+
+def _sightings_save(conflicts: list[Conflict]) -> None:
+    """Write the counted conflicts' SIGHTING_FIELDS in one query. Most checks count one conflict: a plain
+    UPDATE then, since bulk_update's CASE per field and row costs the worker several times its CPU."""
+    if len(conflicts) == 1:
+        (conflict,) = conflicts
+        Conflict.objects.filter(pk=conflict.pk).update(**{name: getattr(conflict, name) for name in SIGHTING_FIELDS})
+    else:
+        Conflict.objects.bulk_update(conflicts, SIGHTING_FIELDS)
 
 
 def conflict_sighting_count(*, conflict: Conflict, citation: str, moment: dt.datetime) -> None:
@@ -407,7 +432,9 @@ def turn_detect(*, turn_id: int) -> DetectionRun:
         return DetectionRun.objects.get(pk=run.pk)
     except BaseException:
         # Let a retry (or the sweeper) take it again at once rather than after the claim expires.
-        DetectionRun.objects.filter(pk=run.pk, claimed_at=claim, outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
+        # (The run holds the claim: a worker whose wake-up the broker refused took its turn back with a new one.)
+        DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at,
+                                    outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
         raise
 
 
@@ -474,6 +501,7 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
         llm_config=setup.llm_config,
         cached=_cached_verdicts(usages=usages) if uses_cached_verdicts(setup.detector) else None,
         claim_vectors=claim_vectors(),
+        claim_checks=claim_checks(),
     )
     plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
     return _Check(run=run, usages=usages, plan=plan, failed=failed)
@@ -487,7 +515,10 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
     try:
         if leader.plan is not None and leader.plan.needs_llm and setup.batching:
             if _gate_join(run):
-                return run  # a worker gathering turns of this knowledge base judges this one with its own
+                return run  # the wake-up of a gate open in this knowledge base judges this one with its own
+            if _gate_open(run):
+                # The wake-up message judges this turn with the ones that join meanwhile: no worker sleeps.
+                return DetectionRun.objects.get(pk=run.pk)
             company, deadline, waited = _gather(run, setup=setup)
             if waited:
                 # Verdicts recorded meanwhile (a batch that was in flight when this turn was planned) settle
@@ -501,7 +532,7 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
             DetectionRun.objects.filter(pk=check.run.pk, claimed_at=check.run.claimed_at,
                                         outcome=DetectionOutcome.QUEUED).update(claimed_at=None)
         if DetectionRun.objects.filter(pk=run.pk, gathering_until__isnull=False).update(gathering_until=None):
-            # Interrupted while waiting for company: the turns left to this worker need another one now.
+            # Interrupted before collecting its company: the turns left to this gate need another worker now.
             jobs.detection_wake(turn_ids=list(DetectionRun.objects.filter(
                 outcome=DetectionOutcome.QUEUED, claimed_at__isnull=True,
                 turn__knowledge_base_id=run.turn.knowledge_base_id).exclude(pk=run.pk)
@@ -510,10 +541,10 @@ def _detect_claimed(run: DetectionRun) -> DetectionRun:
 
 
 def _gate_join(run: DetectionRun) -> bool:
-    """Leave this turn to a worker that is waiting for company in the same knowledge base, if there is one.
+    """Leave this turn to a gate open in the same knowledge base (its wake-up takes it), if there is one.
 
-    Race-free against that worker closing its gate: both lock the gathering run's row, so either our
-    release is committed before it collects, or its gate is closed before we look."""
+    Race-free against the gate closing: both lock the gathering run's row, so either our release is
+    committed before the woken worker collects, or the gate is closed before we look."""
     with transaction.atomic():
         gate = (
             DetectionRun.objects.select_for_update(of=("self",))
@@ -531,11 +562,39 @@ def _gate_join(run: DetectionRun) -> bool:
     return True
 
 
+def _gate_end(run: DetectionRun) -> dt.datetime:
+    return run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
+
+
+def _gate_open(run: DetectionRun) -> bool:
+    """Open this turn's gate until DETECTION_BATCH_WAIT_MS after it was recorded and hand the turn to a wake-up
+    message for that moment: turns of the knowledge base taken meanwhile join it (_gate_join), and this worker
+    is free at once instead of sleeping through the wait. The claim is released (the wake-up claims the turn
+    again; a hand-over is not an attempt), so the sweeper re-sends the turn should the message be lost.
+
+    False when there is nothing to open: the wait is over, or the gate was opened already (this is its wake-up,
+    or a duplicate message: either takes the turn, waiting out what is left of the gate first), or the broker
+    would not take the wake-up (this worker takes the turn back and waits itself)."""
+    now, until = timezone.now(), _gate_end(run)
+    if run.gathering_until is not None or until <= now:
+        return False
+    if not DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at, outcome=DetectionOutcome.QUEUED).update(
+            gathering_until=until, claimed_at=None, attempts=F("attempts") - 1):
+        raise ClaimLost(f"turn {run.turn_id}")
+    if jobs.detection_wake_at(turn_id=run.turn_id, countdown=(until - now).total_seconds()):
+        return True
+    run.claimed_at = _claim(turn_id=run.turn_id)
+    if run.claimed_at is None:
+        return True  # another worker took it meanwhile (a duplicate message): it waits and judges
+    run.gathering_until = until
+    return False
+
+
 def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, bool]:
     """Wait (bounded) for other turns of the knowledge base, then claim and plan the queued ones. Returns
     them, the deadline (DETECTION_TIMEOUT_S after the wait) that bounds their planning and the calls, and
-    whether this worker waited."""
-    until = run.created_at + dt.timedelta(milliseconds=settings.DETECTION_BATCH_WAIT_MS)
+    whether this worker waited (only when its gate's wake-up could not be sent, or came early)."""
+    until = _gate_end(run)
     waited = until > timezone.now()
     if waited:
         DetectionRun.objects.filter(pk=run.pk, claimed_at=run.claimed_at).update(gathering_until=until)
@@ -543,6 +602,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, b
     cap = settings.DETECTION_BATCH_MAX_TURNS - 1
     with transaction.atomic():
         DetectionRun.objects.filter(pk=run.pk).update(gathering_until=None)  # closes the gate (row lock)
+        run.gathering_until = None  # as saved with the outcome
         waiting = (
             DetectionRun.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(outcome=DetectionOutcome.QUEUED, turn__knowledge_base_id=run.turn.knowledge_base_id)
@@ -563,8 +623,8 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, b
 
 
 def _wait_until(moment: dt.datetime) -> None:
-    """The bounded wait for other turns (bench/detection_cost.py, replaying turns on a simulated clock,
-    makes this the point where its replay moves on to the next arrivals)."""
+    """The bounded wait in place: what is left of a gate when its wake-up came early, or the whole wait when
+    the wake-up could not be sent (bench/detection_cost.py, on a simulated clock, moves its clock instead)."""
     time.sleep(max(0.0, (moment - timezone.now()).total_seconds()))
 
 

@@ -143,5 +143,5 @@ def test_a_call_shows_each_article_as_the_union_of_its_pairs_excerpts_or_whole(s
     user = message_text(scripted_llm.requests[0], "user")
     article_1 = user.split('ref="a01"')[1].split("</article>")[0]
     assert "Line one of 1.\n[...]\nLine three of 1." in article_1 and "Line two of 1." not in article_1
-    assert 'excerpt="true"' in user.split('ref="a01"')[1].split(">")[0]
-    assert 'excerpt="true"' not in user.split('ref="a02"')[1].split(">")[0]  # whole: one of its pairs has no excerpt
+    assert "\n\n[...]\n" in article_1  # an excerpt starts with [...]
+    assert "[...]" not in user.split('ref="a02"')[1].split("</article>")[0]  # whole: one of its pairs has no excerpt

@@ -12,8 +12,9 @@ import types
 
 import pytest
 
-from agents.detection import STATUS_CAPPED, STATUS_OK, STATUS_SKIPPED, run_detection
+from agents.detection import STATUS_CAPPED, STATUS_OK, STATUS_SKIPPED, ClaimChecks, plan_detection, run_detection
 from agents.llm import LLMError
+from agents.llm_detector import listed_pairs
 from agents.types import ArticleText, ConflictFinding, PairJudgement
 from tests.support.scripted_llm import answer, http_error, message_text, slow, verdict, verdicts
 
@@ -133,8 +134,7 @@ def test_auto_sends_only_the_pairs_claims_did_not_flag_and_are_not_cached(script
     outcome = run_detection(articles=articles, detector="auto", now=NOW, llm_config=scripted_llm.config(),
                             cached={("a03", "a04"): None})
     user = message_text(scripted_llm.requests[0], "user")
-    asked = [line for line in user.splitlines() if " | " in line]
-    assert asked == ["a01 | a03", "a01 | a04", "a02 | a03", "a02 | a04"]
+    assert listed_pairs(user) == [("a01", "a03"), ("a01", "a04"), ("a02", "a03"), ("a02", "a04")]
     assert [finding.refs for finding in outcome.findings] == [("a01", "a02"), ("a02", "a04")]
     assert outcome.llm_calls == 1
 
@@ -158,6 +158,42 @@ def test_claims_detector_never_calls_the_llm(scripted_llm, claims_flag):
     outcome = run_detection(articles=THREE, detector="claims", now=NOW, llm_config=scripted_llm.config())
     assert outcome.findings == [PRICE] and calls == [["a01", "a02", "a03"]]
     assert scripted_llm.requests == []
+
+
+def test_a_retrieval_set_checked_before_is_answered_without_running_the_claim_detector(claims_flag):
+    calls = claims_flag(PRICE)
+    claim_checks = ClaimChecks(None)
+    first = plan_detection(articles=THREE, detector="claims", now=NOW, claim_checks=claim_checks)
+    second = plan_detection(articles=list(THREE), detector="claims", now=NOW, claim_checks=claim_checks)
+    assert calls == [["a01", "a02", "a03"]]
+    assert first.found == second.found == {("a01", "a02"): PRICE}
+    assert first.found is not second.found  # each turn's plan is its own to complete
+
+
+@pytest.mark.parametrize("change", ["body", "updated_at", "source", "another set", "another day"])
+def test_a_set_that_differs_in_any_text_or_day_is_checked_afresh(claims_flag, change):
+    calls = claims_flag(PRICE)
+    claim_checks = ClaimChecks(None)
+    plan_detection(articles=THREE, detector="claims", now=NOW, claim_checks=claim_checks)
+    articles, now = list(THREE), NOW
+    if change == "another set":
+        articles = THREE[:2]
+    elif change == "another day":
+        now = NOW + dt.timedelta(days=1)
+    else:
+        value = {"body": "Tickets cost €27.", "updated_at": NOW, "source": "pdf"}[change]
+        articles[1] = dataclasses.replace(articles[1], **{change: value})
+    plan_detection(articles=articles, detector="claims", now=now, claim_checks=claim_checks)
+    assert len(calls) == 2
+
+
+def test_claim_checks_keep_only_the_most_recent_sets(claims_flag):
+    calls = claims_flag()
+    claim_checks = ClaimChecks(None, max_sets=2)
+    sets = [THREE[:2], THREE[1:], THREE]
+    for articles in [*sets, sets[2], sets[0]]:
+        plan_detection(articles=articles, detector="claims", now=NOW, claim_checks=claim_checks)
+    assert len(calls) == 4  # the third set was kept, the first one had been dropped
 
 
 def test_llm_detector_without_config_is_an_llm_error():
@@ -213,8 +249,7 @@ def test_auto_keeps_a_sure_claim_finding_without_asking(scripted_llm, claims_fla
     claims_flag(PRICE)  # confidence 1.0
     scripted_llm.push(answer(verdicts()))
     outcome = run_detection(articles=THREE, detector="auto", now=NOW, llm_config=scripted_llm.config())
-    asked = [line for line in message_text(scripted_llm.requests[0], "user").splitlines() if " | " in line]
-    assert "a01 | a02" not in asked
+    assert listed_pairs(message_text(scripted_llm.requests[0], "user")) == [("a01", "a03"), ("a02", "a03")]
     assert [f.detector for f in outcome.findings] == ["claims"]
 
 

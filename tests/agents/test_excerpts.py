@@ -75,7 +75,8 @@ def test_the_llm_is_shown_excerpts_and_a_boilerplate_pair_is_not_sent(scripted_l
                             llm_config=scripted_llm.config(), claim_vectors=store)
     (request,) = scripted_llm.requests
     user = message_text(request, "user")
-    assert 'ref="hire"' in user and 'excerpt="true"' in user and 'ref="parking"' not in user
+    assert 'ref="hire"' in user and 'ref="parking"' not in user
+    assert "\n\n[...]\n" in user.split('ref="hire"')[1].split("</article>")[0]  # an excerpt starts with [...]
     assert "Dogs are welcome on the outer deck." not in user and SHARED not in user
     assert [f.refs for f in outcome.findings] == [("hire", "prices")]
     assert outcome.findings[0].snippets == {"hire": "A bike costs €12 per day.", "prices": "Hiring a bike costs €15 a day."}

@@ -10,9 +10,11 @@ from agents.llm_detector import (
     ARTICLES_ARE_DATA,
     MAX_TOKENS_BASE,
     MAX_TOKENS_PER_PAIR,
+    PAIRS_NOTE,
     SCHEMA_NAME,
     VERDICTS_SCHEMA,
     detect_with_llm,
+    listed_pairs,
     reply_budget,
     verdicts_schema,
     verdicts_from_result,
@@ -70,10 +72,22 @@ def test_one_request_with_the_articles_delimited_as_data(scripted_llm):
     assert user.count("</article>") == 3  # the hostile body cannot close its own delimiter
     assert "Today is 2025-03-01." in user
     # only the requested pairs are asked for, and only the articles they touch are sent
-    assert "Pairs to judge (one per line):\nfaq-12 | faq-99\nfaq-40 | faq-99" in user
+    assert f"{PAIRS_NOTE}\nfaq-12 | faq-99\nfaq-40 | faq-99" in user
+    assert listed_pairs(user) == [("faq-12", "faq-99"), ("faq-40", "faq-99")]
     assert "faq-12 | faq-40" not in user and "faq-77" not in user
     assert request["response_format"]["json_schema"] == {"name": SCHEMA_NAME, "schema": verdicts_schema(2), "strict": True}
     assert verdicts_schema(2)["properties"]["pairs"]["maxItems"] == 2  # one item per pair asked
+
+
+def test_a_ref_paired_with_several_is_listed_once_with_all_of_them(scripted_llm):
+    fourth = ArticleText(ref="faq-99", title="Note", body="Dogs travel free.")
+    scripted_llm.push(answer(verdicts()))
+    pairs = [("faq-40", "faq-12"), ("faq-12", "faq-99"), ("faq-12", "faq-77"), ("faq-77", "faq-40")]
+    detect(scripted_llm, articles=[*ARTICLES, fourth], pairs=pairs)
+    user = message_text(scripted_llm.requests[0], "user")
+    assert f"{PAIRS_NOTE}\nfaq-12 | faq-40 | faq-99 | faq-77\nfaq-40 | faq-77\n" in user
+    assert listed_pairs(user) == [("faq-12", "faq-40"), ("faq-12", "faq-99"), ("faq-12", "faq-77"),
+                                  ("faq-40", "faq-77")]
 
 
 def test_the_schema_puts_the_explanation_before_the_verdict():

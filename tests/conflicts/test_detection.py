@@ -180,6 +180,22 @@ def test_recording_findings_takes_the_same_few_queries_for_one_pair_or_ten(kb, a
 
 
 @pytest.mark.django_db
+def test_turns_retrieving_the_same_set_are_checked_once_and_each_counted(kb, fare_articles, inline_detection,
+                                                                        monkeypatch):
+    from agents import claims
+    from conflicts.models import ConflictOccurrence
+
+    checked = []
+    real = claims.detect_claim_conflicts
+    monkeypatch.setattr(claims, "detect_claim_conflicts", lambda **kw: checked.append(kw["articles"]) or real(**kw))
+    runs = [turn_detect(turn_id=report(kb, f"t-{n}").pk) for n in range(3)]
+    assert len(checked) == 1
+    assert [run.conflicts_found for run in runs] == [1, 1, 1]
+    assert sorted(ConflictOccurrence.objects.values_list("turn_id", flat=True)) == sorted(run.turn_id for run in runs)
+    assert Conflict.objects.get().times_seen == 3
+
+
+@pytest.mark.django_db
 def test_a_turn_without_findings_takes_five_queries(kb, fare_articles, inline_detection, django_assert_max_num_queries):
     turn = report(kb, "t-1", ("faq-pets", "web-fares"))
     # claim, read the run and the texts, hold, save; + the stored claim vectors of versions this process has

@@ -1,7 +1,8 @@
 """Turns that arrive close together share an LLM call (conflicts.services.detection with agents.batching),
 against the scripted OpenAI-compatible server: one call for a batch, verdicts and costs fanned back to each
-turn's run, a failed call failing every turn in it open, the cap of 20 articles per call, the bounded wait,
-and one call per turn when batching is off.
+turn's run, a failed call failing every turn in it open, the cap of 20 articles per call, the gate a turn
+opens and the wake-up message that judges the turns that joined it (or, the broker refusing it, the bounded
+wait in place), and one call per turn when batching is off.
 
 The claim detector is a stand-in (it flags only what a test says), so these tests pin the batching, not
 claim extraction; turns are recorded with Celery dispatch and checked by calling the task's service."""
@@ -15,8 +16,10 @@ import types
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
+from agents.llm_detector import listed_pairs
 from agents.types import ConflictFinding
 from conflicts.models import Conflict, ConflictOccurrence, DetectionOutcome, DetectionRun, PairVerdict, Turn
 from conflicts.services import turn_detect
@@ -34,6 +37,11 @@ FARES = {
 
 @pytest.fixture
 def claims_stand_in(monkeypatch):
+    from conflicts.services.detection import claim_detector_warm_up
+
+    # The real detector warmed up first, as a worker at start: the excerpts still use its sentence model and
+    # parsers, and no check's 2 s bound may pay for loading them.
+    claim_detector_warm_up()
     """agents.claims.detect_claim_conflicts flags `stand_in.findings` and calls `stand_in.unrelated`
     about different things (both restricted to the articles of the set)."""
     stand_in = types.SimpleNamespace(findings=[], unrelated=set())
@@ -81,7 +89,7 @@ def asked(request) -> list[str]:
     if "every pair of the articles above" in user:
         refs = re.findall(r'<article ref="([^"]+)"', user)
         return [f"{a} | {b}" for i, a in enumerate(refs) for b in refs[i + 1:]]
-    return re.findall(r"^(\S+ \| \S+)$", user, re.M)
+    return [f"{a} | {b}" for a, b in listed_pairs(user)]
 
 
 A_B_CONFLICT = verdict("fare-a", "fare-b", type="price", explanation="€18 against €22",
@@ -233,8 +241,99 @@ def test_a_turn_is_left_to_a_worker_gathering_its_knowledge_base(kb, fares, batc
     assert [run_of(t).attempts for t in (gathering, late)] == [1, 1]  # the hand-over was not an attempt
 
 
+@pytest.fixture
+def broker(monkeypatch):
+    """Messages sent to the broker, held (name, *args, countdown) instead of run: the test delivers them."""
+    sent = []
+
+    def send(name, *args, countdown=None):
+        sent.append((name, *args, countdown))
+        return True
+
+    monkeypatch.setattr("kbreview.jobs.send", send)
+    return sent
+
+
+def time_passes(seconds: float) -> None:
+    """Every queued run recorded (and its gate opened) `seconds` earlier, as if that much time had passed."""
+    shift = dt.timedelta(seconds=seconds)
+    DetectionRun.objects.update(created_at=F("created_at") - shift)
+    DetectionRun.objects.filter(gathering_until__isnull=False).update(gathering_until=F("gathering_until") - shift)
+
+
+@pytest.mark.django_db
+def test_a_gate_frees_its_worker_and_its_wake_up_judges_the_turns_that_joined_it_once(kb, fares, batching, settings,
+                                                                                       broker):
+    settings.DETECTION_BATCH_WAIT_MS = 5000
+    first, joining = report(kb, "t-1", ["fare-a", "fare-b"]), report(kb, "t-2", ["fare-c", "fare-d"])
+    started = time.monotonic()
+    assert turn_detect(turn_id=first.pk).outcome == DetectionOutcome.QUEUED
+    assert time.monotonic() - started < 2.5  # the worker did not sleep through the wait
+    run = run_of(first)
+    assert run.gathering_until == run.created_at + dt.timedelta(seconds=5)
+    assert (run.claimed_at, run.attempts) == (None, 0)  # handed to the wake-up, not attempted
+    ((name, turn_id, countdown),) = broker
+    assert (name, turn_id) == ("conflicts.tasks.detect_turn", first.pk) and 3.0 < countdown <= 5.0
+    # A turn taken while the gate is open joins it: no call, no second gate.
+    assert turn_detect(turn_id=joining.pk).outcome == DetectionOutcome.QUEUED
+    assert len(broker) == 1 and batching.requests == []
+
+    time_passes(6)
+    batching.push(answer(verdicts(A_B_CONFLICT)))
+    assert turn_detect(turn_id=first.pk).outcome == DetectionOutcome.OK  # the wake-up
+    (request,) = batching.requests
+    assert sorted(asked(request)) == ["fare-a | fare-b", "fare-c | fare-d"]
+    runs = [run_of(t) for t in (first, joining)]
+    assert [(r.outcome, r.batch_turns, r.attempts) for r in runs] == [(DetectionOutcome.OK, 2, 1)] * 2
+    assert runs[0].gathering_until is None and runs[0].llm_calls == 1
+    # The wake-up again, or the joined turn's own message again: judged once, nothing is asked again.
+    for turn in (first, joining, first):
+        assert turn_detect(turn_id=turn.pk).outcome == DetectionOutcome.OK
+    assert len(batching.requests) == 1 and len(broker) == 1
+    assert Conflict.objects.get().times_seen == 1
+
+
+@pytest.mark.django_db
+def test_turns_of_a_gate_whose_wake_up_was_lost_are_sent_again_by_the_sweeper(kb, fares, batching, settings, broker):
+    from conflicts.jobs import jobs_sweep
+
+    settings.DETECTION_BATCH_WAIT_MS = 5000
+    first, joining = report(kb, "t-1", ["fare-a", "fare-b"]), report(kb, "t-2", ["fare-c", "fare-d"])
+    turn_detect(turn_id=first.pk)
+    turn_detect(turn_id=joining.pk)
+    broker.clear()  # the wake-up is lost
+    time_passes(settings.TASK_SWEEP_INTERVAL_S + 10)
+    jobs_sweep()
+    resent = [turn_id for name, turn_id, _ in broker if name == "conflicts.tasks.detect_turn"]
+    assert sorted(resent) == sorted([first.pk, joining.pk])
+    batching.push(answer(verdicts(A_B_CONFLICT)))
+    for turn_id in resent:
+        turn_detect(turn_id=turn_id)
+    assert len(batching.requests) == 1  # whichever message comes first takes both turns
+    assert [run_of(t).outcome for t in (first, joining)] == [DetectionOutcome.OK] * 2
+
+
+@pytest.mark.django_db
+def test_an_early_wake_up_waits_out_the_rest_of_the_gate(kb, fares, batching, settings, broker):
+    """A message for the gate's turn that comes before the gate's end (a clock ahead, a duplicate) takes the
+    turn and waits in place until that end (bounded by DETECTION_BATCH_WAIT_MS), then judges the batch."""
+    settings.DETECTION_BATCH_WAIT_MS = 1500
+    first = report(kb, "t-1", ["fare-a", "fare-b"])
+    turn_detect(turn_id=first.pk)
+    gate_end = run_of(first).gathering_until
+    report(kb, "t-2", ["fare-c", "fare-d"])  # its own message is held by the broker
+    batching.push(answer(verdicts(A_B_CONFLICT)))
+    started = time.monotonic()
+    assert turn_detect(turn_id=first.pk).outcome == DetectionOutcome.OK
+    assert timezone.now() >= gate_end and time.monotonic() - started < 3.0
+    (request,) = batching.requests
+    assert sorted(asked(request)) == ["fare-a | fare-b", "fare-c | fare-d"]
+    runs = DetectionRun.objects.filter(turn__knowledge_base=kb).order_by("created_at")
+    assert [(r.outcome, r.batch_turns, r.gathering_until) for r in runs] == [(DetectionOutcome.OK, 2, None)] * 2
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_turn_arriving_during_the_bounded_wait_joins_the_call(kb, fares, batching, settings, monkeypatch):
+def test_a_worker_whose_wake_up_the_broker_refused_waits_in_place(kb, fares, batching, settings, monkeypatch):
     settings.DETECTION_BATCH_WAIT_MS = 600
     # Commits happen in this test: no message may run a turn's check eagerly, the test is the worker.
     monkeypatch.setattr("kbreview.jobs.send", lambda *args, **kwargs: False)
@@ -257,7 +356,7 @@ def test_a_turn_arriving_during_the_bounded_wait_joins_the_call(kb, fares, batch
     (request,) = batching.requests
     assert sorted(asked(request)) == ["fare-a | fare-b", "fare-c | fare-d"]
     runs = DetectionRun.objects.filter(turn__knowledge_base=kb).order_by("created_at")
-    assert [(r.outcome, r.batch_turns) for r in runs] == [(DetectionOutcome.OK, 2)] * 2
+    assert [(r.outcome, r.batch_turns, r.attempts) for r in runs] == [(DetectionOutcome.OK, 2, 1)] * 2
     assert runs[0].gathering_until is None
 
 
@@ -280,7 +379,9 @@ def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left
         kb, fares, batching, settings, monkeypatch, django_capture_on_commit_callbacks):
     settings.DETECTION_BATCH_WAIT_MS = 1000
     sent = []
-    monkeypatch.setattr("kbreview.jobs.send", lambda name, *args, **kwargs: sent.append((name, *args)) or True)
+    # The broker refuses the wake-up (so the worker waits in place) and takes the messages after it.
+    monkeypatch.setattr("kbreview.jobs.send",
+                        lambda name, *args, countdown=None: sent.append((name, *args)) or countdown is None)
 
     def stopped(moment):
         raise SystemExit("worker shutting down")
@@ -291,7 +392,7 @@ def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left
         turn_detect(turn_id=first.pk)
     run = run_of(first)
     assert run.outcome == DetectionOutcome.QUEUED and run.claimed_at is None and run.gathering_until is None
-    assert sent == [("conflicts.tasks.detect_turn", left.pk)]
+    assert sent == [("conflicts.tasks.detect_turn", first.pk), ("conflicts.tasks.detect_turn", left.pk)]
     assert batching.requests == []
 
 

@@ -50,6 +50,10 @@ CONFLICTS = {
                                        "The Studio plan costs €45 a month."),
     "one place named two ways": ("Parking at the North Gate (car park 2) costs $6 per day.",
                                  "Car park 2 (North Gate): $8 per day, pay at the barrier."),
+    "the denied verb after a modal": ("You don't need to hand back your parking permit when you leave.",
+                                      "Parking permits are reissued, so please hand yours back when you leave."),
+    "a price before tax against one that does not say": ("Two window cleaners and a ladder van: £70 per hour",
+                                                         "For two window cleaners and a van we charge £82 an hour plus VAT."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
@@ -111,6 +115,15 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
     assert "Ticket prices" in explanation and "Summer offers" in explanation
     assert "£12" in explanation and "£14" in explanation
     assert "newer" in explanation and "2026-04-02" in explanation and "kb-1" not in explanation
+
+
+def test_price_lists_of_two_seasons_do_not_conflict(vectors):
+    articles = pair("| Pass | Price |\n|---|---|\n| Adult day pass | €61 |", "Adult day pass: €58.",
+                    first_title="Pass prices, winter 2026/27", second_title="Pass prices 2025/26")
+    assert found(articles, vectors) == []
+    same_season = pair(articles[0].body, articles[1].body, first_title="Pass prices, winter 2026/27",
+                       second_title="Pass prices for the 2026-27 season")
+    assert [f.type for f in found(same_season, vectors)] == ["price"]
 
 
 def test_a_heading_scopes_the_claims_under_it(vectors):

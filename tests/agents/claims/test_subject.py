@@ -20,6 +20,8 @@ def at(text: str, value: str):
     ("The front desk at Quarry Quay opens at 07:00.", "07:00", {"front", "desk", "quarri", "quay"}),  # a name after "at"
     ("Emergency: urgent visit, weekdays £85.", "£85", {"urgent", "visit"}),
     ("You can return a gift card up to 14 days after purchase.", "14 days", {"gift", "card"}),  # what you act on
+    # A short label over a sentence of its own says which case the sentence is of.
+    ("Vans and lorries: the vehicle must be parked by 18:00 on the day.", "18:00", {"van", "lorri", "vehicl"}),
 ])
 def test_the_subject_is_the_noun_phrase_before_the_verb_or_label(text, value, expected):
     assert at(text, value) == frozenset(expected)

@@ -75,6 +75,18 @@ def test_a_denial_inside_a_condition_is_not_what_the_claim_denies():
     assert denied_words("If you do not cancel in time, the deposit is kept.") == frozenset()
 
 
+def test_what_a_denial_denies_first_is_its_verb_past_modals():
+    from agents.claims.analysis import PREDICATE_FILLER, analyse_text
+    from agents.claims.stance import denied_predicates
+
+    assert denied_predicates("We don't offer walk-in repairs on watches.", PREDICATE_FILLER) == {"offer"}
+    assert denied_predicates("You don't need to hand back your permit.", PREDICATE_FILLER) == {"hand"}
+    assert denied_predicates("Vouchers cannot be exchanged; they are non-transferable.", PREDICATE_FILLER) == {
+        "exchanged", "transferable"}
+    (facts,) = analyse_text("Help", "We don't offer walk-in repairs on watches.", 2026)
+    assert facts.denied_heads == {"offer"} and {"repair", "watch"} & facts.denied
+
+
 def test_a_no_that_makes_a_compound_noun_denies_nothing():
     from agents.claims.stance import is_negative
 
