@@ -14,6 +14,11 @@ Django view on the same server), and
     turns_vs_noop_rps_ratio = highest sustained turn rate / highest sustained /healthz rate.
 
 Afterwards the counts must match exactly: turns accepted (202) = turns stored = detection runs = finished runs.
+
+The turns cycle through 60 retrieval sets of 5 articles (Load.refs), so once a worker process has checked a
+set, later turns retrieving it take its claim findings from memory (agents.detection.ClaimChecks) and pay
+only for reading the texts and recording the run and occurrences: the figure is for a chatbot whose
+questions retrieve recurring sets; each set not seen before costs a full claim check.
 The per-token rate limit is raised above the ladder's top rate (one token sends every turn); anything else
 but 202 counts as a failure.
 """

@@ -4,10 +4,12 @@ Branches (rows of one batch): 0 = user (the RAG prompt), 1 = context (the select
 2.. = memory (closed book, M prompt variants; their probabilities are averaged into one memory distribution).
 
 1. Previews: every row decodes greedily on its own (one batched forward per step): ŷ_user (= Direct RAG),
-   ŷ_ctx, and M memory previews, of which the most frequent is ŷ_mem.
+   ŷ_ctx, and M memory previews, of which the most frequent is ŷ_mem; ŷ_ctx and the memory previews end with
+   their first sentence.
 2. Answer-level memory filter (arithmetic.answer_filter) on teacher-forced sequence probabilities.
 3. Otherwise token-level correction: the five branches step together on the shared answer prefix, and each token
-   is the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the union of the branches' top-K. A backend that
+   is the argmax of log p_user + λ_t (log p_ctx − log p_mem) over the union of the branches' top-K (less tokens
+   that would open the prompts' own markup: no answer writes "<context>", nor does a preview). A backend that
    can teacher-force (local) computes every row's distributions along the previews in one pass (Lookahead): the
    filter's probabilities are sums over them, and the correction needs a forward per token only once its answer
    leaves every preview.
@@ -34,7 +36,14 @@ from agents.igd.arithmetic import (
     memory_reliability,
     step_correction,
 )
-from agents.igd.prompts import IGDPrompts, normalise_answer, opens_markup, preview_support, valid_short_answer
+from agents.igd.prompts import (
+    IGDPrompts,
+    goes_past_first_sentence,
+    normalise_answer,
+    opens_markup,
+    preview_support,
+    valid_short_answer,
+)
 
 Token = Hashable  # a vocabulary id (local backend) or the token's text (OpenAI-compatible backend)
 USER, CONTEXT, FIRST_MEMORY = 0, 1, 2
@@ -147,10 +156,11 @@ class Greedy:
 
 
 def greedy_decode(
-    *, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int, allowed: Callable[[Token], bool] | None = None
+    *, backend: Backend, decoder: Decoder, rows: int, max_new_tokens: int, allowed: Callable[[Token], bool] | None = None,
+    first_sentence: Sequence[int] = (),
 ) -> Greedy:
-    """Every row decodes its own argmax (among `allowed` tokens) until a stop token; one batched step per token
-    (finished rows drop out)."""
+    """Every row decodes its own argmax (among `allowed` tokens) until a stop token, the rows in `first_sentence` also
+    at the end of their first sentence; one batched step per token (finished rows drop out)."""
     outputs: list[list[Token]] = [[] for _ in range(rows)]
     logprobs = [0.0] * rows
     seen: list[list[Distribution]] = [[] for _ in range(rows)]
@@ -164,7 +174,10 @@ def greedy_decode(
                 continue
             seen[row].append(dist)
             token, logprob = _best(dist, allowed)
-            if ends_answer(backend, token, outputs[row]):
+            if ends_answer(backend, token, outputs[row]) or (
+                row in first_sentence
+                and goes_past_first_sentence(backend.text(outputs[row]), backend.text([*outputs[row], token]))
+            ):
                 finished[row] = True
                 step.append(None)
             else:
@@ -321,8 +334,10 @@ def igd_generate(
     allowed = answer_tokens(backend)
 
     # 1. Previews.
+    # ŷ_ctx and ŷ_mem are short answers: their first sentence. The user row is the draft of the answer itself, which
+    # stops where a plain answer does.
     greedy = greedy_decode(backend=backend, decoder=root.fork(), rows=rows, max_new_tokens=params.max_new_tokens,
-                           allowed=allowed)
+                           allowed=allowed, first_sentence=range(CONTEXT, rows))
     outputs = greedy.tokens
     texts = [backend.text(tokens).strip() for tokens in outputs]
     memory_texts = texts[FIRST_MEMORY:]

@@ -10,6 +10,7 @@ import string
 import unicodedata
 from dataclasses import dataclass
 
+from agents.answer import split_sentences
 from agents.igd.arithmetic import Mode
 from agents.prompt_text import neutralise_tag
 
@@ -106,6 +107,12 @@ def preview_support(preview: str, snippet: str) -> float:
         return 0.0
     present = set(normalise_answer(snippet).split())
     return sum(word in present for word in words) / len(words)
+
+
+def goes_past_first_sentence(previous: str, extended: str) -> bool:
+    """`previous` ended a sentence that `extended` (previous and one more token) goes on past (pysbd, which knows
+    "Dr." and "3.5" from a sentence end). A preview is a short answer: its first sentence."""
+    return previous.rstrip().endswith((".", "!", "?")) and len(split_sentences(extended)) > 1
 
 
 def valid_short_answer(preview: str, *, max_words: int) -> bool:

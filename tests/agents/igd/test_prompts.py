@@ -1,8 +1,8 @@
-"""agents.igd.prompts: the prompts' own markup, and which token texts could open it in an answer."""
+"""agents.igd.prompts: the prompts' own markup and which token texts could open it in an answer; where a preview ends."""
 import pytest
 
 from agents.igd.arithmetic import Mode
-from agents.igd.prompts import MARKUP_TAGS, build_prompts, opens_markup
+from agents.igd.prompts import MARKUP_TAGS, build_prompts, goes_past_first_sentence, opens_markup
 
 
 @pytest.mark.parametrize("text", ["<", " <", "\n<", "</", " </", "<pass", "<context", "<context>", "</passage>"])
@@ -19,3 +19,15 @@ def test_the_tags_the_prompts_use_are_the_ones_an_answer_cannot_open():
     prompts = build_prompts(question="Q?", context="C.", snippet="S.", mode=Mode.STRICT)
     used = {tag for tag in MARKUP_TAGS if f"<{tag}>" in prompts.user + prompts.context}
     assert used and all(opens_markup(f"<{tag}>") for tag in used)
+
+
+@pytest.mark.parametrize("previous, extended, past", [
+    (" Yes, you can.", " Yes, you can. You", True),
+    (" Paris.", " Paris. It", True),
+    (" Dr.", " Dr. Shankararaman", False),  # an abbreviation, not a sentence end
+    (" It is 3.", " It is 3.5", False),
+    (" Yes, you can", " Yes, you can.", False),  # the sentence ends; nothing follows it yet
+    (" Paris", " Paris is", False),
+])
+def test_a_preview_ends_once_it_goes_past_its_first_sentence(previous, extended, past):
+    assert goes_past_first_sentence(previous, extended) is past
