@@ -27,7 +27,7 @@ PLACEHOLDERS = {MONEY: "an amount", PERCENT: "a percentage", CLOCK: "a time", DA
 SHORT_CLAIM_WORDS = 7
 YES_NO_RE = re.compile(r"^\s*(yes|no)\b", re.I)
 DENIAL_FILLER = frozenset({"be", "is", "are", "the", "a", "an"})
-# Words a denial passes on its way to what it denies ("don't need to send", "cannot be able to pay").
+# Words a denial passes on its way to what it denies ("don't need to sign", "cannot be able to pay").
 PREDICATE_FILLER = DENIAL_FILLER | {"need", "needs", "have", "has", "to", "able", "get", "any", "always", "ever", "yet"}
 VECTOR_CACHE_ARTICLES = 4096
 

@@ -355,7 +355,7 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
 TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 TAX_RATE_WINDOW = 25
 TAX_CONVERTED_STRENGTH = 0.9
-TAX_UNSAID_DAMPING = 0.85  # "£105 plus VAT" against a price that does not say: likely before tax, not sure
+TAX_UNSAID_DAMPING = 0.85  # "$40 plus tax" against a price that does not say: likely before tax, not sure
 
 
 def _tax_rate(facts: ClaimFacts) -> float | None:
@@ -467,8 +467,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         if opposite and a.negative != b.negative:
             # The denied words must be what the other claim affirms: "non-refundable" against "we refund".
             negative, positive = (a, b) if a.negative else (b, a)
-            # One shared word must be what is denied, not a noun after it ("we don't offer walk-in eye tests"
-            # does not deny "retinal scan added to your eye test: £20").
+            # One shared word must be what is denied, not a noun after it ("we don't rent kayaks at the lake"
+            # does not deny "a life vest added to your kayak hire: $5").
             shared = negative.denied & positive.content
             opposite = (len(shared) >= 2 or bool(shared & negative.denied_heads)
                         or bool(shared) and similarity >= POLARITY_CLOSE_SIMILARITY)

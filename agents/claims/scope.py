@@ -68,7 +68,7 @@ RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-# A year or a season of two years standing alone ("prices 2026", "winter 2025/26"), not inside a date or a number.
+# A year or a season of two years standing alone ("prices 2031", "the 2030/31 season"), not inside a date or a number.
 YEAR_SPAN_RE = re.compile(r"(?<![\d\u00a3\u20ac$.,:/\-])(?<!\d )((?:19|20)\d\d)(?:\s?[/\u2013\-]\s?((?:19|20)?\d\d))?(?![\d%])(?![.,:]\d)(?! \d)")
 DAY_RANGE_RE = re.compile(r"\b([A-Za-z]{3,9})\.?\s*(?:-|\u2013|to|through|thru|until)\s*([A-Za-z]{3,9})\b")
 
@@ -128,7 +128,7 @@ class Scope:
     tax: frozenset[str] = frozenset()  # "included" / "excluded": what the claim says of tax on its prices
     trip: frozenset[str] = frozenset()  # "one way" / "return": what a fare is for
     days_closed: frozenset[str] = frozenset()
-    years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2025/26")
+    years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2030/31")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -198,14 +198,14 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
         if mine and theirs and not mine & theirs:
             return True
     if a.years and b.years and not a.years & b.years:
-        return True  # a price list for 2025 and one for 2026, winter 2024/25 and winter 2025/26
+        return True  # a price list for one year and one for the next, or two seasons ("2030/31", "2031/32")
     if a.trip and b.trip and a.trip != b.trip:
         return True  # a one-way fare and a return fare
     if a.tax != b.tax and "included" in a.tax | b.tax:
         return True  # a price with tax and one without (or not said) are different figures
     if a.tax and b.tax and a.tax != b.tax:
         return True
-    # "£105 an hour plus VAT" and a bare "£95 per hour": prices are quoted before tax or the text does not say;
+    # "$40 an hour plus tax" and a bare "$35 per hour": prices are quoted before tax or the text does not say;
     # compared (the tax-converted comparison handles a price that includes it).
     if a.special_case != b.special_case:
         return True  # "late check-out" is a special case of "check-out", not another claim about it

@@ -73,7 +73,7 @@ def denied_words(text: str) -> frozenset[str]:
 
 
 def denied_predicates(text: str, filler: frozenset[str]) -> frozenset[str]:
-    """What each denial denies first, `filler` skipped: "offer" in "we don't offer walk-in tests"."""
+    """What each denial denies first, `filler` skipped: "rent" in "we don't rent kayaks at the lake"."""
     return frozenset(next((w for w in words if w not in filler), "") for words in _denials(text)) - {""}
 
 

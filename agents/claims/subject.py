@@ -26,8 +26,8 @@ CLAUSE_BREAK_RE = re.compile(r";|\.\s|,?\s\b(?:while|whereas|but|however)\b|,\s(
 # The subject ends at the first verb (auxiliaries and the verbs prices, rules and schedules are stated
 # with) or at a label mark ("Junior members (aged 12 to 17): 20% off").
 LABEL_END_RE = re.compile(r"[:(=|]|\s[-\u2013\u2014]\s")
-LABEL_MAX_WORDS_TO_VALUE = 3
-LABEL_MAX_SCOPE_WORDS = 4  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
+LABEL_MAX_WORDS_TO_VALUE = 3  # "Delivery: $10.99" labels the value; "Fares: A €5, B €7, C €9" lists others
+LABEL_MAX_SCOPE_WORDS = 4  # a label this short over a sentence names the case the sentence is of
 ADVERBIAL_OPENING_RE = re.compile(r"\s*(?:since|from|until|till|if|when|whenever|after|before|for|in|on|at|"
                                   r"during|as|once|unless|to|by|with|without|from|starting|between)\b", re.I)
 PARENTHESES_RE = re.compile(r"\([^()]*\)")

@@ -391,7 +391,7 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         if is_digit and (AGE_BEFORE_RE.search(before) and singular in {"year", "yr", "and", "or", "+"}
                          or AGE_AFTER_RE.match(text[match.start(1) + len(match.group(1)):][:20])
                          and singular in {"year", "and", "or", "+", "s"}):
-            # "aged 70 or over with income under £20,000": the words at the age say which bound it is.
+            # "aged 60 or over with a pension under $900": the words at the age say which bound it is.
             said = AGE_AFTER_RE.match(text[match.start(1) + len(match.group(1)):][:20])
             bound = re.search(r"over|older|above|\+|under|younger", said.group() if said else "", re.I)
             if bound:
