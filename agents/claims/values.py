@@ -32,6 +32,12 @@ NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
                 "sixteen": 16, "eighteen": 18, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
                 "fifty": 50, "sixty": 60, "ninety": 90, "a hundred": 100, "half an": 0.5, "a half": 0.5,
                 "a couple of": 2, "a single": 1, "a": 1, "an": 1}
+ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+                 "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+                 "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+                 "twentieth": 20, "twenty-first": 21}
+# Number words that count things ("two meetings"); "a"/"an" are articles far more often than counts.
+COUNTING_WORDS = {w for w, n in NUMBER_WORDS.items() if n >= 1 and " " not in w and w not in ("a", "an")}
 # Units people write that pint does not define, or defines as something else ("min" is minutes here).
 UNIT_ALIASES = {"hrs": "hour", "hr": "hour", "h": "hour", "mins": "minute", "min": "minute", "secs": "second",
                 "sec": "second", "wks": "week", "wk": "week", "yrs": "year", "yr": "year", "mo": "month",
@@ -82,6 +88,15 @@ CLOCK_RANGE_RE = re.compile(r"\b(?P<start>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?)\s*
                             r"(?P<end>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?P<end_suffix>[ap]\.?m\.?))", re.I)
 MINIMUM_AGE_RE = re.compile(r"\b(?:minimum age|age limit|min\. age)\s*(?:of|is|:)?\s*(\d{1,2})\b|\bat least (\d{1,2}) years\b",
                             re.I)
+HOUR_WORDS = {w: n for w, n in NUMBER_WORDS.items() if isinstance(n, int) and 1 <= n <= 12 and " " not in w
+              and w not in ("a", "an")}
+HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join(sorted(HOUR_WORDS, key=len, reverse=True))})"
+# Times said in words: "half past four", "quarter to nine", "ten o'clock", "between 8 and 9 in the morning".
+WORD_CLOCK_RE = re.compile(
+    rf"\b(?:(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<hour>{HOUR})|(?P<oclock>{HOUR})\s+o'?\s?clock"
+    rf"|(?P<first>{HOUR})\s+(?:and|to|till|until|-|\u2013)\s+(?P<second>{HOUR})(?=\s+in\s+the\s+(?:morning|afternoon|evening))"
+    rf"|(?P<single>{HOUR})(?=\s+in\s+the\s+(?:morning|afternoon|evening)))\b"
+    r"(?P<day>\s+in\s+the\s+(?:morning|afternoon|evening)|\s+at\s+night)?", re.I)
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s)]+|\b[\w-]+\.(?:com|org|net|io|co\.uk|eu|app)(?:/[^\s)]*)?\b", re.I)
 QUANTITY_RE = re.compile(rf"(?<![\w.])({NUMBER}|{NUMBER_WORD})(?:\s?-\s?|\s)?([A-Za-z][A-Za-z-]*(?:\s(?:day|days))?)", re.I)
@@ -264,6 +279,44 @@ def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     return out
 
 
+def _hour(token: str) -> int:
+    return HOUR_WORDS.get(token.lower()) or int(token)
+
+
+def _word_clocks(text: str, taken: list[tuple[int, int]]) -> list[Value]:
+    out: list[Value] = []
+    for match in WORD_CLOCK_RE.finditer(text):
+        if _overlaps(match.span(), taken):
+            continue
+        tail = (match.group("day") or text[match.end():match.end() + 30]).lower()
+        morning = "morning" in tail
+        evening = re.search(r"afternoon|evening|night", tail) is not None
+
+        def minutes(hour: int, minute: int = 0) -> int:
+            # Said without a part of the day, an hour before 7 is in the afternoon (opening hours, not dawn).
+            if not morning and hour < 12 and (evening or hour < 7):
+                hour += 12
+            return hour * 60 + minute
+
+        if match.group("part"):
+            hour = _hour(match.group("hour"))
+            minute = 30 if match.group("part").lower() == "half" else 15
+            if match.group("rel").lower() == "to":
+                hour, minute = (hour - 1) % 12 or 12, 60 - minute
+            found = [(minutes(hour, minute), match.span())]
+        elif match.group("oclock"):
+            found = [(minutes(_hour(match.group("oclock"))), match.span())]
+        elif match.group("first"):
+            found = [(minutes(_hour(match.group("first"))), match.span("first")),
+                     (minutes(_hour(match.group("second"))), match.span("second"))]
+        else:
+            found = [(minutes(_hour(match.group("single"))), match.span("single"))]
+        for value, (start, end) in found:
+            out.append(Value(CLOCK, (value,), start, end, text[start:end]))
+        taken.append(match.span())
+    return out
+
+
 def extract_values(text: str, *, year: int) -> list[Value]:
     """Every typed value in `text`, none overlapping another; `year` completes dates written without one."""
     taken: list[tuple[int, int]] = []
@@ -301,6 +354,7 @@ def extract_values(text: str, *, year: int) -> list[Value]:
         if not _overlaps(match.span(), taken):  # "open 24 hours" is the schedule 00:00-24:00
             values += [Value(CLOCK, (0,), *match.span(), match.group()), Value(CLOCK, (1440,), *match.span(), match.group())]
             taken.append(match.span())
+    values += _word_clocks(text, taken)
     for match in CLOCK_RANGE_RE.finditer(text):
         # "7 to 10:30 am": the first end borrows the second's am/pm when it is earlier on the clock.
         if _overlaps(match.span(), taken):
@@ -333,8 +387,16 @@ PERSON_AGE_RE = re.compile(r"\b(?:children|child|kids?|babies|infants|toddlers|t
                            r"anyone|guests|members|drivers|riders|passengers|students|visitors|pupils|patients)\s+"
                            r"(under|below|over|above)\s+(\d{1,2})\b(?![.,]?\d|\s*(?:%|kg|g|lbs?|km|miles?|m|cm|months?|weeks?|"
                            r"days?|hours?|minutes?|pounds|euros|dollars|people|guests|items)\b)", re.I)
-BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|his or her|her|his)\s+"
-                         r"(\d{1,2})(?:st|nd|rd|th)\s+birthday", re.I)
+BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|his or her|her|his|the)\s+"
+                         rf"(?:(\d{{1,2}})(?:st|nd|rd|th)|({'|'.join(ORDINAL_WORDS)}))\s+birthday", re.I)
+# "up to and including the age of 4" (a last age admitted: below the next one), "until the age of 12".
+AGE_OF_RE = re.compile(r"\b(up to and including|up to|until|under|below|over|above|from)\s+(?:the\s+)?age\s+(?:of\s+)?"
+                       r"(\d{1,2})\b(?!\s*(?:%|months?|weeks?|days?))", re.I)
+# "ages 4 to 12", "aged 4-12": both ends of an admitted range.
+AGE_RANGE_RE = re.compile(r"\b(?:ages?|aged)\s+(\d{1,2})\s*(?:-|\u2013|to)\s*(\d{1,2})\b(?!\s*(?:%|months?|weeks?))", re.I)
+# "three of their children": a count of a thing named after "of".
+OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS, key=len, reverse=True))}|\d{{1,3}})\s+of\s+"
+                         r"(?:their|your|our|the|his|her|its|these|those)\s+([a-z][a-z-]{2,})\b", re.I)
 
 
 # How often something may be done: "twice a month", "3 times per week" (occasions per period, like "4 visits a month").
@@ -364,7 +426,26 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             taken.append(span)
     for match in BIRTHDAY_RE.finditer(text):
         if not _overlaps(match.span(), taken):
-            out.append(Value(AGE, (float(match.group(1)), "max"), *match.span(), match.group(), role="max"))
+            amount = float(match.group(1) or ORDINAL_WORDS[match.group(2).lower()])
+            out.append(Value(AGE, (amount, "max"), *match.span(), match.group(), role="max"))
+            taken.append(match.span())
+    for match in AGE_RANGE_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            # the upper end is the last age admitted, so the limit is the next birthday ("under 13")
+            out += [Value(AGE, (float(match.group(1)), "min"), *match.span(1), match.group(1), role="min"),
+                    Value(AGE, (float(match.group(2)) + 1, "max"), *match.span(2), match.group(2), role="max")]
+            taken.append(match.span())
+    for match in AGE_OF_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            bound = match.group(1).lower()
+            role = "min" if bound in ("over", "above", "from") else "max"
+            amount = float(match.group(2)) + (1 if bound == "up to and including" else 0)
+            out.append(Value(AGE, (amount, role), *match.span(), match.group(), role=role))
+            taken.append(match.span())
+    for match in OF_COUNT_RE.finditer(text):
+        if not _overlaps(match.span(), taken):
+            noun = _singular(match.group(2))
+            out.append(Value(COUNT, (noun, _number(match.group(1)), ""), *match.span(), match.group(), unit=noun))
             taken.append(match.span())
     for match in AGE_PLUS_RE.finditer(text):
         if _overlaps(match.span(), taken):
@@ -424,8 +505,15 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             out.append(Value(DATE, (int(match.group(1)), None, None), match.start(1), end, match.group(1)))
             taken.append((match.start(1), end))
             continue
-        plural_ok = amount == 1 or word.lower().endswith("s") or word.lower() in {"people", "children", "staff"}
-        if is_digit and plural_ok and re.fullmatch(r"[a-z][a-z-]{2,}", word.lower()) and word.lower() not in FUNCTION_WORDS:
+        counting = is_digit or match.group(1).lower() in COUNTING_WORDS
+        # "two review meetings": after a number word the plural may come one word later (the first noun names
+        # what is counted). Figures keep the stricter reading: typed counts are not yet scoped by page title,
+        # so sibling pages' "6 return trips" / "9 return trips" must stay to the near-copy comparison.
+        next_word = re.match(r"\s([a-z]+)", after)
+        plural_ok = (amount == 1 or word.lower().endswith("s") or word.lower() in {"people", "children", "staff"}
+                     or not is_digit and bool(next_word and next_word.group(1).endswith("s")
+                                              and next_word.group(1) not in FUNCTION_WORDS))
+        if counting and plural_ok and re.fullmatch(r"[a-z][a-z-]{2,}", word.lower()) and word.lower() not in FUNCTION_WORDS:
             out.append(Value(COUNT, (singular, amount, _period_after(text, match.end())), *span, match.group(),
                              unit=singular))
             taken.append(span)
