@@ -99,7 +99,7 @@ WORD_CLOCK_RE = re.compile(
     r"(?P<day>\s+in\s+the\s+(?:morning|afternoon|evening)|\s+at\s+night)?", re.I)
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s)]+|\b[\w-]+\.(?:com|org|net|io|co\.uk|eu|app)(?:/[^\s)]*)?\b", re.I)
-QUANTITY_RE = re.compile(rf"(?<![\w.])({NUMBER}|{NUMBER_WORD})(?:\s?-\s?|\s)?([A-Za-z][A-Za-z-]*(?:\s(?:day|days))?)", re.I)
+QUANTITY_RE = re.compile(rf"(?<![\w.])({NUMBER}|(?:{NUMBER_WORD})\b)(?:\s?-\s?|\s)?([A-Za-z][A-Za-z-]*(?:\s(?:day|days))?)", re.I)
 PHONE_REGIONS = ("US", "GB", "IE", "DE", "FR", "AU", "NL", "ES", "IT")
 
 

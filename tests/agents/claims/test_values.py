@@ -138,3 +138,43 @@ def test_a_compound_that_means_without_something_is_no_price():
 
     assert extract_values("Every lunch on the menu is gluten-free.", year=2026) == []
     assert [v.key for v in extract_values("Transfers between accounts are fee-free.", year=2026)] == [("*", 0.0, "")]
+
+
+@pytest.mark.parametrize("first, second, same", [
+    ("Each tenant gets one parking permit.", "Each tenant gets two parking permits.", False),
+    ("Four of our volunteers lead the walk.", "4 of our volunteers lead the walk.", True),
+    ("Up to six of your guests may join.", "Up to five of your guests may join.", False),
+])
+def test_counts_said_in_number_words(first, second, same):
+    a, b = only(first, "count"), only(second, "count")
+    assert comparable(a, b) and equal_values(a, b) is same
+
+
+@pytest.mark.parametrize("words, figures", [
+    ("The desk closes at half past five.", "The desk closes at 17:30."),
+    ("The desk opens at quarter to eight in the morning.", "The desk opens at 7.45 am."),
+    ("The gates shut at eleven o'clock at night.", "The gates shut at 11 pm."),
+])
+def test_times_said_in_words(words, figures):
+    a, b = only(words, CLOCK), only(figures, CLOCK)
+    assert equal_values(a, b)
+
+
+def test_a_range_of_hours_in_words_gives_both_ends():
+    values = [v.key for v in extract_values("Calls are taken from 7 to 10 in the evening.", year=2026) if v.kind == CLOCK]
+    assert values == [(19 * 60,), (22 * 60,)]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("Toddlers up to and including the age of 2 ride free.", (3.0, "max")),  # the same limit as "under 3"
+    ("Toddlers under 3 ride free.", (3.0, "max")),
+    ("Pupils ride free until their eleventh birthday.", (11.0, "max")),
+    ("Entry from the age of 16.", (16.0, "min")),
+])
+def test_age_limits_said_in_other_ways(text, key):
+    assert only(text, AGE).key == key
+
+
+def test_an_age_range_gives_both_limits():
+    ages = sorted(v.key for v in extract_values("The camp is for ages 7 to 11.", year=2026) if v.kind == AGE)
+    assert ages == [(7.0, "min"), (12.0, "max")]
