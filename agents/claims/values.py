@@ -431,9 +431,11 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             taken.append(match.span())
     for match in AGE_RANGE_RE.finditer(text):
         if not _overlaps(match.span(), taken):
-            # the upper end is the last age admitted, so the limit is the next birthday ("under 13")
-            out += [Value(AGE, (float(match.group(1)), "min"), *match.span(1), match.group(1), role="min"),
-                    Value(AGE, (float(match.group(2)) + 1, "max"), *match.span(2), match.group(2), role="max")]
+            # A range names who a thing is for, often one offer among several, not an admission limit:
+            # its ends compare only with another range's ends. The upper end is the last age admitted.
+            out += [Value(AGE, (float(match.group(1)), "range min"), *match.span(1), match.group(1), role="range min"),
+                    Value(AGE, (float(match.group(2)) + 1, "range max"), *match.span(2), match.group(2),
+                          role="range max")]
             taken.append(match.span())
     for match in AGE_OF_RE.finditer(text):
         if not _overlaps(match.span(), taken):

@@ -175,6 +175,10 @@ def test_age_limits_said_in_other_ways(text, key):
     assert only(text, AGE).key == key
 
 
-def test_an_age_range_gives_both_limits():
+def test_an_age_range_gives_both_ends_comparable_only_with_another_range():
     ages = sorted(v.key for v in extract_values("The camp is for ages 7 to 11.", year=2026) if v.kind == AGE)
-    assert ages == [(7.0, "min"), (12.0, "max")]
+    assert ages == [(7.0, "range min"), (12.0, "range max")]
+    other = [v for v in extract_values("The camp is for ages 8 to 11.", year=2026) if v.kind == AGE]
+    first = [v for v in extract_values("The camp is for ages 7 to 11.", year=2026) if v.kind == AGE]
+    assert comparable(first[0], other[0]) and not equal_values(first[0], other[0])
+    assert not comparable(first[1], only("Children under 12 go free.", AGE))
