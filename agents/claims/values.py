@@ -395,7 +395,8 @@ AGE_OF_RE = re.compile(r"\b(up to and including|up to|until|under|below|over|abo
 # "ages 4 to 12", "aged 4-12": both ends of an admitted range.
 AGE_RANGE_RE = re.compile(r"\b(?:ages?|aged)\s+(\d{1,2})\s*(?:-|\u2013|to)\s*(\d{1,2})\b(?!\s*(?:%|months?|weeks?))", re.I)
 # "three of their children": a count of a thing named after "of".
-OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS, key=len, reverse=True))}|\d{{1,3}})\s+of\s+"
+# Number words only: a figure before "of" is more often a label ("level 1 of the car park").
+OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS, key=len, reverse=True))})\s+of\s+"
                          r"(?:their|your|our|the|his|her|its|these|those)\s+([a-z][a-z-]{2,})\b", re.I)
 
 
