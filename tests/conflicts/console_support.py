@@ -44,9 +44,10 @@ def add_occurrence(conflict: Conflict, *, external_id: str, question: str, reply
 
 
 def detected_pair(kb, *, prefix: str = "fare", question: str = "How much is a car ticket?"):
-    """Two articles that disagree on a price, a reported turn citing one, and detection run inline."""
-    a = make_article(kb, f"{prefix}-2025", "A standard car ticket costs €25 one way.", title=f"{prefix} car fares 2025")
-    b = make_article(kb, f"{prefix}-2026", "A standard car ticket costs €32 one way.", title=f"{prefix} car fares 2026")
+    """Two articles that disagree on a price, a reported turn citing one, and detection run inline. (No year in
+    the titles: a year a heading names scopes its prices, and two years' price lists do not conflict.)"""
+    a = make_article(kb, f"{prefix}-2025", "A standard car ticket costs €25 one way.", title=f"{prefix} car fares")
+    b = make_article(kb, f"{prefix}-2026", "A standard car ticket costs €32 one way.", title=f"{prefix} fares for cars")
     turn, _ = turn_report(
         knowledge_base=kb, external_id=f"{prefix}-turn-1", question=question,
         retrieved=[RetrievedRef(ref=a.external_ref, rank=1), RetrievedRef(ref=b.external_ref, rank=2)],

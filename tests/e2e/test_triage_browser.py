@@ -27,8 +27,8 @@ def fares(transactional_db, settings):
     settings.DETECTION_DISPATCH = "inline"
     settings.DETECTION_DETECTOR = "claims"
     kb = knowledge_base_get_or_create(slug="acme", name="Acme Ferries")
-    old = make_article(kb, "fares-2025", "A standard car ticket costs €25 one way.", title="Car fares 2025")
-    new = make_article(kb, "fares-2026", "A standard car ticket costs €32 one way.", title="Car fares 2026")
+    old = make_article(kb, "fares-2025", "A standard car ticket costs €25 one way.", title="Car fares")
+    new = make_article(kb, "fares-2026", "A standard car ticket costs €32 one way.", title="Fares for cars")
     ask(kb, old, new, "turn-1")
     return kb, old, new
 
@@ -62,7 +62,7 @@ def test_restoring_an_old_version_asks_first_and_the_conflict_comes_back_to_open
     page.goto(f"{live_server.url}/articles/{old.pk}/")
     page.click(f'form[action$="/versions/{v1.pk}/restore/"] button[type=submit]')
     expect(page.locator(".confirm-restore h2")).to_contain_text("1 reviewed conflict will come back to Open")
-    expect(page.locator(f'.coming-back li[data-conflict="{conflict.pk}"]')).to_contain_text("Car fares 2025")
+    expect(page.locator(f'.coming-back li[data-conflict="{conflict.pk}"]')).to_contain_text("Car fares")
     page.screenshot(path=str(ARTIFACTS / "triage-restore-confirm.png"), full_page=True)
     assert old.versions.count() == 2  # nothing restored before confirming
     page.click(".confirm-restore button[type=submit]")
