@@ -62,3 +62,17 @@ def test_questions_are_escaped(client, kb, capital, igd_server):
     login(client, make_user("rita", kb, role="reviewer"))
     response = client.post(reverse("answer_playground"), {"question": "<script>alert(1)</script>", "mode": "strict"})
     assert b"<script>alert(1)</script>" not in response.content
+
+
+def test_the_playground_decodes_on_the_real_local_model(client, kb, capital, settings):
+    # No IGD backend on the answer path: the playground still decodes, on the local model (Gemma 3 270M here).
+    settings.IGD_BACKEND = "off"
+    settings.IGD_MAX_NEW_TOKENS = 6
+    login(client, make_user("rita", kb, role="reviewer"))
+    response = client.post(reverse("answer_playground"), {"question": QUESTION, "mode": "strict"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and "The IGD backend failed" not in html
+    assert "faq-capital" in html  # the retrieved passage
+    assert 'id="playground-chart"' in html and "<rect" in html  # λ_t and the gate per generated token
+    winner = html.split('id="playground-winner">', 1)[1].split("<", 1)[0]
+    assert winner in {"context", "memory", "user"}
