@@ -277,7 +277,6 @@ class ClaimChecks:
         self.max_sets = max_sets
         self._known: OrderedDict[bytes, tuple[tuple[ConflictFinding, ...], frozenset[tuple[str, str]]]] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = self.misses = 0
 
     @staticmethod
     def key(articles: list[ArticleText], now: dt.date) -> bytes:
@@ -295,12 +294,10 @@ class ClaimChecks:
             known = self._known.get(key)
             if known is not None:
                 self._known.move_to_end(key)
-                self.hits += 1
         if known is None:  # computed outside the lock: two threads missing the same set both compute it
             findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors)
             known = (tuple(findings), frozenset(unrelated))
             with self._lock:
-                self.misses += 1
                 self._known[key] = known
                 while len(self._known) > self.max_sets:
                     self._known.popitem(last=False)

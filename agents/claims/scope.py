@@ -201,12 +201,11 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
         return True  # a price list for one year and one for the next, or two seasons ("2030/31", "2031/32")
     if a.trip and b.trip and a.trip != b.trip:
         return True  # a one-way fare and a return fare
-    if a.tax != b.tax and "included" in a.tax | b.tax:
-        return True  # a price with tax and one without (or not said) are different figures
-    if a.tax and b.tax and a.tax != b.tax:
+    if a.tax != b.tax and ("included" in a.tax | b.tax or a.tax and b.tax):
+        # A price with tax and one without are different figures. "$40 an hour plus tax" against a bare "$35 per
+        # hour" is compared: prices are quoted before tax or the text does not say (the tax-converted comparison
+        # handles a price that includes it).
         return True
-    # "$40 an hour plus tax" and a bare "$35 per hour": prices are quoted before tax or the text does not say;
-    # compared (the tax-converted comparison handles a price that includes it).
     if a.special_case != b.special_case:
         return True  # "late check-out" is a special case of "check-out", not another claim about it
     for axis in AUDIENCE_AXES:

@@ -295,7 +295,7 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
                                                      assignee=assignee)
     except IntegrityError:
         return None
-    with transaction.atomic():  # the webhooks stay locked to the outermost commit
+    with transaction.atomic():
         event.payload = _payload(event, conflict, kb, detail or {})
         event.save(update_fields=["payload"])
         body = json.dumps(event.payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
