@@ -342,6 +342,9 @@ API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # Per API token: at most API_RATE_LIMIT requests (0: no limit) per API_RATE_WINDOW_S seconds, then 429.
 API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=1200)
 API_RATE_WINDOW_S = env.int("API_RATE_WINDOW_S", default=60)
+# Each process keeps the API token rows it looked up this long (0: read the row on every request). A token
+# revoked in the console stops working at once in that process and within this many seconds in the others.
+API_TOKEN_CACHE_S = env.float("API_TOKEN_CACHE_S", default=5.0)
 # Times a client may send (e.g. a reply's sent_at); anything outside is refused with a 422.
 INPUT_TIMESTAMP_MIN_YEAR = env.int("INPUT_TIMESTAMP_MIN_YEAR", default=2000)
 INPUT_TIMESTAMP_MAX_YEAR = env.int("INPUT_TIMESTAMP_MAX_YEAR", default=2100)

@@ -30,6 +30,16 @@ def fresh_claim_checks():
     yield
 
 
+@pytest.fixture(autouse=True)
+def fresh_token_rows():
+    """API token rows cached by one test (kept for API_TOKEN_CACHE_S) must not answer for another."""
+    from conflicts.services.tokens import token_rows
+
+    token_rows.clear()
+    yield
+    token_rows.clear()
+
+
 class BrokerOutage:
     def __init__(self, saved: dict) -> None:
         self.saved = saved
