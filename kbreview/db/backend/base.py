@@ -2,10 +2,12 @@
 
 Used for every database of the project: with `EMBEDDED_PGDATA` in the database settings it starts the
 embedded server on first connection; either way the first connection of a process checks that the
-`vector` extension is available and stops with a clear message if not.
+`vector` extension is available and stops with a clear message if not. Its health check (CONN_HEALTH_CHECKS)
+costs no round trip while the server has said nothing (see close_if_health_check_failed).
 """
 from __future__ import annotations
 
+import select
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -30,6 +32,28 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 ensure_database(socket_dir=socket_dir, user=self.settings_dict["USER"], name=name)
                 self.settings_dict["_database_ensured"] = True
         return super().get_connection_params()
+
+    def close_if_health_check_failed(self):
+        """Django's check sends SELECT 1 before each request's first query: a round trip per API request.
+        A server that ends a connection (restart, pg_terminate_backend, a crashed backend) says so on the
+        socket first, with an error message or by closing it; so an idle connection whose socket has
+        nothing to read is sound, and only one with something waiting gets the SELECT 1 (which closes it
+        when it fails). A connection lost without a word (a silent network) is caught as before: its
+        query fails, the request answers 503, and Django drops the connection after the error."""
+        if self.connection is None or self.pool or not self.health_check_enabled or self.health_check_done:
+            return super().close_if_health_check_failed()
+        if not self._server_has_spoken():
+            self.health_check_done = True
+            return None
+        return super().close_if_health_check_failed()
+
+    def _server_has_spoken(self) -> bool:
+        try:
+            poller = select.poll()
+            poller.register(self.connection.pgconn.socket, select.POLLIN)
+            return bool(poller.poll(0))
+        except Exception:  # no socket (a closed connection) or no poll(): let SELECT 1 decide
+            return True
 
     def init_connection_state(self):
         super().init_connection_state()
