@@ -1,6 +1,7 @@
 """Turns reported by a chatbot (or the built-in answer path) and what their replies cite."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass
 
@@ -59,12 +60,20 @@ class RetrievedRef:
     rank: int
 
 
-def _articles_for(*, knowledge_base: KnowledgeBase, refs: list[str]) -> dict[str, Article]:
+@dataclass(frozen=True)
+class _RetrievedArticle:
+    id: int
+    current_version_id: int
+    status: str
+
+
+def _articles_for(*, knowledge_base: KnowledgeBase, refs: list[str]) -> dict[str, _RetrievedArticle]:
+    """The retrieved refs' articles (only what recording a turn needs: plain rows, not model instances)."""
     found = {
-        a.external_ref: a
-        for a in Article.objects.filter(knowledge_base=knowledge_base, external_ref__in=refs).exclude(
-            current_version__isnull=True
-        )
+        ref: _RetrievedArticle(pk, version_id, status)
+        for ref, pk, version_id, status in Article.objects.filter(knowledge_base=knowledge_base, external_ref__in=refs)
+        .exclude(current_version__isnull=True)
+        .values_list("external_ref", "pk", "current_version_id", "status")
     }
     missing = sorted(set(refs) - set(found))
     if missing:
@@ -105,27 +114,26 @@ def turn_report(
         if same is None:
             raise
         return same
+    turn = Turn(knowledge_base=knowledge_base, external_id=external_id, question=question, source=source)
+    usages = [
+        ArticleUsage(article_id=articles[r.ref].id, version_id=articles[r.ref].current_version_id, rank=r.rank)
+        for r in ordered
+    ]
+    live = sum(1 for r in ordered if articles[r.ref].status == ArticleStatus.ACTIVE)
+    skip_reason = _skip_reason(live)
+    if skip_reason:
+        run = DetectionRun(outcome=DetectionOutcome.SKIPPED, reason=skip_reason, articles_checked=live,
+                           finished_at=timezone.now())
+    else:
+        run = DetectionRun()
+    # One statement writes the turn, its usages and its queued DetectionRun (the outbox row): on its own it
+    # is its own transaction, with no BEGIN and COMMIT round trips. A reply to record, or a caller's
+    # transaction (whose savepoint a duplicate must not abort), puts it in an atomic block.
+    in_transaction = reply is not None or transaction.get_connection().in_atomic_block
     try:
-        with transaction.atomic():
-            turn = Turn.objects.create(
-                knowledge_base=knowledge_base, external_id=external_id, question=question, source=source
-            )
-            ArticleUsage.objects.bulk_create(
-                ArticleUsage(turn=turn, article=articles[r.ref], version_id=articles[r.ref].current_version_id, rank=r.rank)
-                for r in ordered
-            )
-            live = sum(1 for r in ordered if articles[r.ref].status == ArticleStatus.ACTIVE)
-            skip_reason = _skip_reason(live)
-            if skip_reason:
-                DetectionRun.objects.create(
-                    turn=turn,
-                    outcome=DetectionOutcome.SKIPPED,
-                    reason=skip_reason,
-                    articles_checked=live,
-                    finished_at=timezone.now(),
-                )
-            else:
-                DetectionRun.objects.create(turn=turn)
+        with transaction.atomic() if in_transaction else contextlib.nullcontext():
+            _turn_insert(turn=turn, usages=usages, run=run)
+            if not skip_reason:
                 jobs.detection_enqueue(turn_id=turn.pk)
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
@@ -136,6 +144,44 @@ def turn_report(
             raise
         return same
     return turn, True
+
+
+def _turn_insert(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun) -> None:
+    """INSERT the turn, its usages and its run in one statement (data-modifying CTEs: all or nothing). Each
+    row's columns and values come from its model fields as the ORM would save them (defaults, auto_now_add);
+    the turn's new id goes into the others' turn column. Sets the pks and the turn's `detection`."""
+    connection = transaction.get_connection()
+    quote = connection.ops.quote_name
+
+    def insert(model, objs, *, returning: str = "") -> tuple[str, list]:
+        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        params, rows = [], []
+        for obj in objs:
+            cells = []
+            for field in fields:
+                if model is not Turn and field.name == "turn":
+                    cells.append("(SELECT id FROM new_turn)")
+                else:
+                    cells.append("%s")
+                    params.append(field.get_db_prep_save(field.pre_save(obj, add=True), connection))
+            rows.append(f"({', '.join(cells)})")
+        columns = ", ".join(quote(f.column) for f in fields)
+        sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join(rows)}"
+        return sql + (f" RETURNING {returning}" if returning else ""), params
+
+    parts = [("new_turn", *insert(Turn, [turn], returning="id")), ("new_run", *insert(DetectionRun, [run], returning="id"))]
+    if usages:  # a turn may retrieve nothing
+        parts.append(("new_usages", *insert(ArticleUsage, usages)))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
+            + " SELECT (SELECT id FROM new_turn), (SELECT id FROM new_run)",
+            [param for _, _, params in parts for param in params],
+        )
+        turn.pk, run.pk = cursor.fetchone()
+    turn._state.adding = run._state.adding = False
+    turn._state.db = run._state.db = connection.alias
+    run.turn = turn  # also caches turn.detection
 
 
 def _same_turn_or_raise(

@@ -3,7 +3,7 @@ import threading
 import pytest
 from django.db import connection
 
-from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, Turn
+from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, DetectionRun, Turn
 from articles.models import AuditAction, AuditEvent
 from conflicts.services import ReplyAlreadyRecorded, TurnMismatch, UnknownArticleRefs, turn_reply_record, turn_report
 from conflicts.services.detection import conflict_record
@@ -162,3 +162,62 @@ def test_detection_switched_off_records_why(kb, fare_articles, settings):
     turn, _ = report(kb)
     assert turn.detection.outcome == DetectionOutcome.SKIPPED
     assert "switched off" in turn.detection.reason
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_turn_its_usages_and_its_queued_run_are_one_statement_sent_after_commit(kb, fare_articles, settings, monkeypatch):
+    """Outside a caller's transaction the turn, its usages and its DetectionRun (the outbox row) are one INSERT
+    statement, so no BEGIN/COMMIT round trips; the detection message goes out once that is committed."""
+    from django.test.utils import CaptureQueriesContext
+
+    from conflicts import jobs
+    from conflicts.models import DetectionRun
+
+    settings.DETECTION_DISPATCH = "celery"
+    seen_by_another_connection = []
+
+    def sent(task_name, turn_id):
+        other = connection.copy()
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("SELECT outcome FROM conflicts_detectionrun WHERE turn_id = %s", [turn_id])
+                seen_by_another_connection.append((task_name, cursor.fetchone()))
+        finally:
+            other.close()
+
+    monkeypatch.setattr(jobs.outbox, "send_on_commit", lambda task_name, turn_id: connection.on_commit(
+        lambda: sent(task_name, turn_id)))
+    with CaptureQueriesContext(connection) as queries:
+        turn, created = report(kb)
+    assert created
+    assert len(queries.captured_queries) == 2, [q["sql"][:60] for q in queries.captured_queries]  # refs, then the insert
+    assert seen_by_another_connection == [(jobs.DETECT_TURN, (DetectionOutcome.QUEUED,))]
+    assert turn.detection.outcome == DetectionOutcome.QUEUED and DetectionRun.objects.get(turn=turn).pk == turn.detection.pk
+    assert sorted(ArticleUsage.objects.filter(turn=turn).values_list("article__external_ref", "rank", "version_id")) == [
+        ("faq-fare-old", 1, fare_articles["old"].current_version_id),
+        ("web-fares", 2, fare_articles["new"].current_version_id),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_report_outside_a_transaction_changes_nothing(kb, fare_articles, settings):
+    settings.DETECTION_DISPATCH = "off"
+    first, created = report(kb)
+    again, created_again = report(kb)
+    with pytest.raises(TurnMismatch):
+        report(kb, refs=("faq-pets", "web-fares"))
+    assert created and not created_again and again.pk == first.pk
+    assert Turn.objects.count() == 1 and ArticleUsage.objects.count() == 2
+    assert DetectionRun.objects.count() == 1 and first.detection.outcome == DetectionOutcome.SKIPPED
+
+
+@pytest.mark.django_db
+def test_a_duplicate_inside_a_callers_transaction_leaves_that_transaction_usable(kb, fare_articles, settings):
+    from django.db import transaction
+
+    settings.DETECTION_DISPATCH = "off"
+    with transaction.atomic():
+        first, _ = report(kb)
+        again, created_again = report(kb)
+        assert not created_again and again.pk == first.pk
+        assert Turn.objects.filter(knowledge_base=kb).count() == 1  # the caller's transaction still works
