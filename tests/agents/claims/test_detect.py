@@ -57,6 +57,8 @@ CONFLICTS = {
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
+    "a starting price said two ways": ("Wooden frames start at £60 each.",
+                                       "Wooden frames ............ from £52 each"),
 }
 
 AGREEING = {
@@ -90,6 +92,9 @@ AGREEING = {
                                                "Max Broadband is switched on by an engineer at your home, never in the app."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
+    "a table column names what its cells are of": (
+        "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
+        "The cancellation notice for a Garden Suite is 2 days."),
 }
 
 
@@ -348,3 +353,20 @@ def test_a_page_title_cited_with_see_is_no_name_that_scopes():
                 ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
     known = _known_names(articles)
     assert "Millgate" in known and "Returns" not in known
+
+
+def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
+    # "seven days a week:" names every day, but the Sunday hours are the ones after "and on Sundays".
+    articles = pair("Mon-Sat 09:00-19:00, Sun 12:00-16:00.",
+                    "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                    "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")
+    # Day attribution is under test, not how sure the finding is: report any confidence.
+    findings = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors, min_confidence=0.1).findings
+    assert [(f.refs, f.type) for f in findings] == [(("kb-1", "kb-2"), "hours")]
+    assert "12:00 / 16:00" in findings[0].explanation and "11 am / 3 pm" in findings[0].explanation
+
+
+def test_the_same_hours_written_with_abbreviated_days_agree(vectors):
+    assert detect_claim_conflicts(min_confidence=0.1, now=NOW, vectors=vectors, articles=pair("Mon-Sat 09:00-19:00, Sun 11:00-15:00.",
+                      "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                      "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")).findings == []
