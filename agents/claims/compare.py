@@ -47,6 +47,9 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times am pm now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A length of time counted back from an event ("up to 48 hours before your visit", "3 days or more before moving
+# day"): the event is what it is counted from, not what the time is of.
+NOTICE_AFTER_RE = re.compile(r"\s*(?:or (?:more|less|longer)\s+|'s notice\s+|notice\s+)?(?:before|prior to|in advance|ahead)\b", re.I)
 HEAD_BREAK_RE = re.compile(r"[,;()]|\.\s")
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
@@ -79,6 +82,8 @@ def _own_head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     # The window stays in the value's clause: "(5 sailings daily, crossing 42 minutes)" is a crossing's length.
     before = " ".join(HEAD_BREAK_RE.split(text[:value.start])[-1].split()[-HEAD_WINDOW_WORDS:])
     after = " ".join(HEAD_BREAK_RE.split(text[value.end:])[0].split()[:HEAD_WINDOW_WORDS - 1])
+    if value.kind == QUANTITY and value.unit == "[time]" and NOTICE_AFTER_RE.match(text, value.end):
+        after = ""  # "3 days before the show": the show is what the time is counted back from, not what it is of
     head = _head_words(f"{before} {after}")
     if not head and facts.claim.label:
         head = _head_words(facts.claim.column)
@@ -481,6 +486,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
+
     if not statements_apart and ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
                                   or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):

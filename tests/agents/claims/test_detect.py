@@ -57,6 +57,10 @@ CONFLICTS = {
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
+    "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
+                                      "your booking.",
+                                      "You can cancel a table reservation free of charge until 2 hours before the "
+                                      "booked time."),
     "a starting price said two ways": ("Wooden frames start at £60 each.",
                                        "Wooden frames ............ from £52 each"),
 }
@@ -92,6 +96,8 @@ AGREEING = {
                                                "Max Broadband is switched on by an engineer at your home, never in the app."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
+    "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
+                                             "Refunds are given up to 7 days before the show."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
