@@ -61,6 +61,8 @@ CONFLICTS = {
                                       "your booking.",
                                       "You can cancel a table reservation free of charge until 2 hours before the "
                                       "booked time."),
+    "a deadline day is the value, not a scope": ("Please send us your tax forms by 15 March.",
+                                                 "We need your tax forms no later than 1 March."),
     "a starting price said two ways": ("Wooden frames start at £60 each.",
                                        "Wooden frames ............ from £52 each"),
 }
