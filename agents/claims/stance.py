@@ -85,9 +85,9 @@ def denied_of(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-# Words between a denial and what it denies: auxiliaries, articles, possessives, "able to", "have to".
-DENIAL_CARRIERS = frozenset("""be been being is are was were the a an to able need needs have has get any your our
-their its this that these those ever yet always longer""".split())
+# The verb chain between a denial and the verb it denies ("can't be used to", "not able to"), and articles.
+DENIAL_CARRIERS = frozenset("""be been being is are was were to able need needs have has get ever yet always
+longer the a an""".split())
 PARTICIPLE_RE = re.compile(r"[a-z]+(?:ed|en|wn)|(?:allowed|permitted|accepted|covered|included|seen|paid|sent|done|"
                            r"kept|held|sold|given|taken|made)", re.I)
 PASSIVE_AUXILIARY_RE = re.compile(r"\b(?:is|are|was|were|be|been|can|cannot|may|will|must)\s*$", re.I)

@@ -61,7 +61,7 @@ AGE_BEFORE_RE = re.compile(r"(?:aged?|ages|age of|over|under|older than|younger 
                            r"from the age of|up to the age of)\s*$", re.I)
 AGE_AFTER_RE = re.compile(r"^\s*(?:\+|years? old|years? of age|and (?:over|older|above|under|younger)|or (?:over|"
                           r"older|under|younger)|-year-olds?|s\b)", re.I)
-THRESHOLD_BEFORE_RE = re.compile(r"(?:over|above|more than|at least|minimum(?: of)?|from|orders? of|spend(?:ing)?|"
+THRESHOLD_BEFORE_RE = re.compile(r"(?:over|above|more than|at least|minimum(?: of)?|from|start(?:s|ing)? at|orders? of|spend(?:ing)?|"
                                  r"exceeding|under|below|less than|up to)\s*$", re.I)
 FUNCTION_WORDS = {"with", "and", "the", "for", "from", "per", "are", "was", "were", "has", "have", "had", "but",
                   "not", "into", "onto", "than", "then", "that", "this", "who", "which", "when", "where", "will"}

@@ -69,6 +69,14 @@ CONFLICTS = {
                                            "Found items are kept at Visitor Reception by the car park for 30 days."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
+    "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
+                                      "your booking.",
+                                      "You can cancel a table reservation free of charge until 2 hours before the "
+                                      "booked time."),
+    "a deadline day is the value, not a scope": ("Please send us your tax forms by 15 March.",
+                                                 "We need your tax forms no later than 1 March."),
+    "a starting price said two ways": ("Wooden frames start at £60 each.",
+                                       "Wooden frames ............ from £52 each"),
 }
 
 AGREEING = {
@@ -105,13 +113,17 @@ AGREEING = {
     "one rule said positively and negatively": ("Hearing tests at both clinics are by appointment only.",
                                                 "We don't offer walk-in hearing tests, so please book first."),
     "a restriction the other keeps": ("Returns are accepted only in store.", "You can return items in store within 30 days."),
-    "a denial that ends at a dash": ("Upload your signed forms in the app.",
-                                     "Please don't post your signed forms to us - upload them in the app instead."),
+    "a denial that ends at a dash": ("Upload your forms in the app.", "Forms can't be posted - upload them in the app."),
     "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),
     "a member of staff is no audience": ("Book a visit and a member of staff will open your locker.",
                                          "Members can open their locker at any time."),
     "what a passive denial is said of is not enough alone": ("If the new room is cheaper, the difference is not paid back.",
                                                              "If the new room costs more, the room difference is payable."),
+    "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
+                                             "Refunds are given up to 7 days before the show."),
+    "a table column names what its cells are of": (
+        "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
+        "The cancellation notice for a Garden Suite is 2 days."),
 }
 
 
@@ -380,3 +392,20 @@ def test_each_branch_page_keeps_things_at_its_own_place(vectors):
     moved = [ArticleText(ref="kb-1", title="Parcels", body=northgate),
              ArticleText(ref="kb-2", title="Post room", body=southgate)]
     assert [f.type for f in found(moved, vectors)] == ["location"]
+
+
+def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
+    # "seven days a week:" names every day, but the Sunday hours are the ones after "and on Sundays".
+    articles = pair("Mon-Sat 09:00-19:00, Sun 12:00-16:00.",
+                    "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                    "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")
+    # Day attribution is under test, not how sure the finding is: report any confidence.
+    findings = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors, min_confidence=0.1).findings
+    assert [(f.refs, f.type) for f in findings] == [(("kb-1", "kb-2"), "hours")]
+    assert "12:00 / 16:00" in findings[0].explanation and "11 am / 3 pm" in findings[0].explanation
+
+
+def test_the_same_hours_written_with_abbreviated_days_agree(vectors):
+    assert detect_claim_conflicts(min_confidence=0.1, now=NOW, vectors=vectors, articles=pair("Mon-Sat 09:00-19:00, Sun 11:00-15:00.",
+                      "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                      "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")).findings == []
