@@ -81,9 +81,16 @@ def _dates(values) -> list[dt.date]:
     return out
 
 
-def _calendar_days(values) -> list[str]:
+# A day given as a deadline ("documents by 31 December", "no later than 30 November") is the claim's value,
+# not the day it is said for.
+DEADLINE_BEFORE_RE = re.compile(r"\b(?:by|no later than|on or before|deadline(?: is| of)?|due(?: on| by)?)\s+(?:the\s+)?$", re.I)
+
+
+def _calendar_days(values, text: str) -> list[str]:
+    """The particular days a claim is said for ("on 24 December we close at 14:00"): they scope it like a season."""
     return [f"{value.key[1]:02d}-{value.key[2]:02d}" for value in values
-            if value.kind == DATE and value.key[1] and value.key[2]]
+            if value.kind == DATE and value.key[1] and value.key[2]
+            and not DEADLINE_BEFORE_RE.search(text[max(0, value.start - 20):value.start])]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,7 +103,7 @@ def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
     text = f"{facts.claim.label}: {facts.claim.text}" if facts.claim.label else facts.claim.text
     return claim_scope(text, facts.claim.context, known_names=known, dates=_dates(facts.values),
                        context_dates=_context_dates(facts.claim.context, now.year),
-                       calendar_days=_calendar_days(facts.values), now=now)
+                       calendar_days=_calendar_days(facts.values, facts.claim.text), now=now)
 
 
 def _newer_note(a: ArticleText, b: ArticleText) -> str:

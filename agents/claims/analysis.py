@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .scope import spell_out_days
 from .split import Claim, split_claims
 from .words import STOPWORDS
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
@@ -98,7 +99,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
     mentions = named_mentions(title, {})
     for claim in split_claims(title, body):
         values = _cell_values(claim, year) if claim.column else tuple(extract_values(claim.text, year=year))
-        masked = mask(claim.text, values)
+        masked = spell_out_days(mask(claim.text, values))
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
         affirmed, denied = channel_stances(claim.text)

@@ -44,9 +44,12 @@ AUDIENCE_OR_AGE = re.compile(r"\b(?:age|aged|adult|child|children|kid|member|stu
 GENERIC_HEAD_WORDS = frozenset("""fee fees price prices priced cost costs charge charges charged pay pays paid
 payable call phone number numbers tel telephone line ring dial reach contact open opens opening close closes
 closed from until till between only just total amount each day days week weeks month months year years hour
-hours minute minutes time times now currently usual usually normally standard least most before after within
+hours minute minutes time times am pm now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+# A length of time counted back from an event ("up to 48 hours before your visit", "3 days or more before moving
+# day"): the event is what it is counted from, not what the time is of.
+NOTICE_AFTER_RE = re.compile(r"\s*(?:or (?:more|less|longer)\s+|'s notice\s+|notice\s+)?(?:before|prior to|in advance|ahead)\b", re.I)
 HEAD_BREAK_RE = re.compile(r"[,;()]|\.\s")
 # A claim that quotes another value as a contrast ("60% instead of our usual 50%"): a weaker disagreement.
 CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|usual(?:ly)?|normally|reduced from|down from|up from|"
@@ -72,26 +75,44 @@ class Contradiction:
     b: ClaimFacts
 
 
-def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
-    """The content words next to a value ("placement" in "placement fee: $250"): what the value is of."""
+def _own_head(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What the claim itself says a value is of: the content words next to it ("placement" in "placement fee:
+    $250"), or a table cell's column ("Meeting room time included | 12 hours")."""
     text = facts.claim.text
     # The window stays in the value's clause: "(5 sailings daily, crossing 42 minutes)" is a crossing's length.
     before = " ".join(HEAD_BREAK_RE.split(text[:value.start])[-1].split()[-HEAD_WINDOW_WORDS:])
     after = " ".join(HEAD_BREAK_RE.split(text[value.end:])[0].split()[:HEAD_WINDOW_WORDS - 1])
-    head = content_stems(f"{before} {after}") - GENERIC_HEAD_WORDS - DAY_WORDS
-    if not head:  # "Monday to Friday: 06:00-22:00" under "Opening hours": the heading says what of
-        said_of = facts.claim.column if facts.claim.label else facts.claim.context.rsplit("\u2014", 1)[-1]
-        head = content_stems(said_of) - GENERIC_HEAD_WORDS - DAY_WORDS
+    if value.kind == QUANTITY and value.unit == "[time]" and NOTICE_AFTER_RE.match(text, value.end):
+        after = ""  # "3 days before the show": the show is what the time is counted back from, not what it is of
+    head = _head_words(f"{before} {after}")
+    if not head and facts.claim.label:
+        head = _head_words(facts.claim.column)
     return head
+
+
+def _head_words(text: str) -> frozenset[str]:
+    """Content words that can say what a value is of: not price, time or day words ("Mon-Sat", "pm")."""
+    return frozenset(w for w in content_stems(text) - GENERIC_HEAD_WORDS - DAY_WORDS if not days_in(w))
+
+
+def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a value is of: what its claim says, else its heading ("Monday to Friday: 06:00-22:00" under
+    "Opening hours")."""
+    return _own_head(facts, value) or (
+        _head_words(facts.claim.context.rsplit("\u2014", 1)[-1]))
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
     if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
-    if not head_x or not head_y:  # nothing names what one value is of: the sentences must say it
+    if head_x & head_y:
+        return True
+    # Nothing in one claim names what its value is of (a heading may, but pages head the same facts
+    # differently: "Opening hours" / "Riverside branch"): the sentences must say it.
+    if not _own_head(a, x) or not _own_head(b, y):
         return similarity >= UNNAMED_VALUE_MIN_SIMILARITY
-    return bool(head_x & head_y)
+    return False
 
 
 ALLOWANCE_BEFORE_RE = re.compile(r"\b(?:up to|maximum(?: of)?|max\.?|no more than|at most|limit(?:ed)? (?:of|to)|"
@@ -177,8 +198,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
-        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE:
+        elif (Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE
+              and not (kind == CLOCK and all(_value_days(a, x) for x in open_mine)
+                       and all(_value_days(b, y) for y in open_theirs))):
             # An age limit is said of whoever is admitted; the audience is compared as scope, not as a subject.
+            # Hours compared day by day, each under the days it is given for, are one schedule's.
             strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said
@@ -213,7 +237,12 @@ def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
     text = facts.claim.text
     starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
     end = VALUE_SEGMENT_RE.search(text, value.end)
-    return days_in(text[starts[-1] if starts else 0:end.start() if end else len(text)])
+    segment_start, segment_end = starts[-1] if starts else 0, end.start() if end else len(text)
+    # "Open seven days a week: Monday to Saturday from 10 am": the days after the last colon are the value's own.
+    label_end = text.rfind(":", segment_start, value.start)
+    if label_end >= 0 and days_in(text[label_end + 1:segment_end]):
+        segment_start = label_end + 1
+    return days_in(text[segment_start:segment_end])
 
 
 def _subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relation:
@@ -460,6 +489,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
+
     if not statements_apart and ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
                                   or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):

@@ -101,6 +101,18 @@ def days_in(text: str) -> frozenset[str]:
     return frozenset(days)
 
 
+# A capitalised day abbreviation; "Sat" and "Sun" are words too, so only where a schedule uses them: after a
+# range dash or "to", or before a dash, a time (or its masked placeholder) or a colon.
+DAY_ABBREVIATION_RE = re.compile(r"\b(?:(Mon|Tues?|Wed|Thur?s?|Fri)\b\.?|(?<=-)(Sat|Sun)\b\.?|(?<=\u2013)(Sat|Sun)\b\.?|"
+                                 r"(?<=to )(Sat|Sun)\b\.?|(Sat|Sun)\.?(?=\s*(?:\d|-|\u2013|:|a time\b)))")
+
+
+def spell_out_days(text: str) -> str:
+    """"Mon-Sat 09:00-19:00, Sun 12:00-16:00" as "Monday-Saturday …, Sunday …": the sentence model reads
+    abbreviated schedules like written-out ones only when they are spelled the same."""
+    return DAY_ABBREVIATION_RE.sub(lambda m: DAY_ABBREVIATIONS[m.group(m.lastindex).lower()].capitalize(), text)
+
+
 def proper_names(text: str, *, first_words: bool = False) -> set[str]:
     """Capitalised words that do not start a sentence (or any, with `first_words`, for titles and
     headings): the names a text uses (plans, branches, brands)."""
@@ -108,7 +120,7 @@ def proper_names(text: str, *, first_words: bool = False) -> set[str]:
     pattern = r"\b([A-Z][a-zA-Z0-9'\-]+)" if first_words else r"(?<=[a-z0-9,;:(] )([A-Z][a-zA-Z0-9'\-]+)"
     for match in re.finditer(pattern, text):
         word = match.group(1)
-        if word.lower() not in DAYS and word.lower() not in MONTHS and not word.isupper():
+        if not _day(word) and not days_in(word) and word.lower() not in MONTHS and not word.isupper():  # "Sundays", "Mon-Fri"
             names.add(word)
     return names
 

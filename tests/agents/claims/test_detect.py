@@ -57,6 +57,18 @@ CONFLICTS = {
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
+    "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
+                                      "your booking.",
+                                      "You can cancel a table reservation free of charge until 2 hours before the "
+                                      "booked time."),
+    "a deadline day is the value, not a scope": ("Please send us your tax forms by 15 March.",
+                                                 "We need your tax forms no later than 1 March."),
+    "a price in pence": ("Photocopies are 20p per page.", "A photocopy costs 25p a page."),
+    "a weekly timetable against a sentence": ("Monday-Friday 08:00-18:00 | Saturday 09:00-12:00",
+                                              "Monday to Friday we're open from 8 am to 7 pm, and on Saturday "
+                                              "from 9 am to noon."),
+    "a starting price said two ways": ("Wooden frames start at £60 each.",
+                                       "Wooden frames ............ from £52 each"),
 }
 
 AGREEING = {
@@ -90,6 +102,11 @@ AGREEING = {
                                                "Max Broadband is switched on by an engineer at your home, never in the app."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
+    "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
+                                             "Refunds are given up to 7 days before the show."),
+    "a table column names what its cells are of": (
+        "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
+        "The cancellation notice for a Garden Suite is 2 days."),
 }
 
 
@@ -348,3 +365,32 @@ def test_a_page_title_cited_with_see_is_no_name_that_scopes():
                 ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
     known = _known_names(articles)
     assert "Millgate" in known and "Returns" not in known
+
+
+def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
+    # "seven days a week:" names every day, but the Sunday hours are the ones after "and on Sundays".
+    articles = pair("Mon-Sat 09:00-19:00, Sun 12:00-16:00.",
+                    "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                    "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")
+    # Day attribution is under test, not how sure the finding is: report any confidence.
+    findings = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors, min_confidence=0.1).findings
+    assert [(f.refs, f.type) for f in findings] == [(("kb-1", "kb-2"), "hours")]
+    assert "12:00 / 16:00" in findings[0].explanation and "11 am / 3 pm" in findings[0].explanation
+
+
+def test_the_same_hours_written_with_abbreviated_days_agree(vectors):
+    assert detect_claim_conflicts(min_confidence=0.1, now=NOW, vectors=vectors, articles=pair("Mon-Sat 09:00-19:00, Sun 11:00-15:00.",
+                      "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
+                      "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")).findings == []
+
+
+def test_hours_compared_day_by_day_are_not_doubted_as_of_an_unknown_subject():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import UNKNOWN_SUBJECT_STRENGTH, _value_contradiction
+
+    timetable = analyse_text("Visiting us", "Monday-Friday 08:00-18:00 | Saturday 09:00-12:00", 2026)[0]
+    with_days = analyse_text("Help centre", "Monday to Friday we're open from 8 am to 7 pm, and on Saturday from 9 am "
+                                            "to noon.", 2026)[0]
+    kind, strength, said_timetable, said_sentence = _value_contradiction(timetable, with_days, 0.72)
+    assert kind == "clock" and "18:00" in said_timetable and "7 pm" in said_sentence
+    assert strength > 0.8 * UNKNOWN_SUBJECT_STRENGTH  # one end of a range moved (0.8), not damped further
