@@ -201,8 +201,11 @@ def _value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
                      if id(x) not in matched_mine and id(y) not in matched_theirs}
         if relations == {Relation.NARROWER}:
             strength *= NARROWER_SUBJECT_STRENGTH
-        elif Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE:
+        elif (Relation.SAME not in relations and similarity < STRONG_SIMILARITY and kind != AGE
+              and not (kind == CLOCK and all(_value_days(a, x) for x in open_mine)
+                       and all(_value_days(b, y) for y in open_theirs))):
             # An age limit is said of whoever is admitted; the audience is compared as scope, not as a subject.
+            # Hours compared day by day, each under the days it is given for, are one schedule's.
             strength *= UNKNOWN_SUBJECT_STRENGTH
         if loosely:
             strength *= 0.8  # "€175 a month" against a bare "€189": probably the same period, not said

@@ -73,6 +73,9 @@ CURRENCY = r"(?:€|£|\$|US\$|C\$|A\$|¥|₹|\b(?:EUR|GBP|USD|CHF|SEK|NOK|DKK|C
 MONEY_RE = re.compile(
     rf"{CURRENCY}\s?{NUMBER}(?:\s?(?:-|\u2013|to)\s?{CURRENCY}?\s?{NUMBER})?"
     rf"|{NUMBER}\s?(?:{CURRENCY}|\b(?:euros?|pounds|dollars|kr|zł)\b)", re.I)
+# Prices in a currency's minor unit: "50p per item", "20 pence", "99¢", "75 cents" (two digits at most: "1080p" is
+# a screen resolution; "5 p.m." a time; a bare "c" too often a label: "room 5c").
+MINOR_UNIT_RE = re.compile(r"(?<![\w.,])(\d{1,2})\s?(p|pence|\u00a2|cents?)(?![\w\u00a3$\u20ac]|\.\s?m\b)", re.I)
 PERCENT_RE = re.compile(rf"{NUMBER}\s?(?:%|per ?cent\b)", re.I)
 CLOCK_RE = re.compile(r"\b(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.?m\.?|p\.?m\.?)(?![a-z])|\b(?:[01]?\d|2[0-3]):[0-5]\d\b"
                       r"|\b(?:noon|midday|midnight)\b", re.I)
@@ -199,6 +202,16 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
 
         out.append(Value(MONEY, (currency, round(float(price.amount), 2), period), match.start(), match.end(),
                          match.group(), unit=currency, role=role))
+        taken.append(match.span())
+    for match in MINOR_UNIT_RE.finditer(text):
+        if any(start < match.end() and match.start() < end for start, end in taken):
+            continue
+        # Pence are a pound's; cents could be a euro's or a dollar's, so they compare with any currency.
+        currency = "GBP" if match.group(2).lower() in ("p", "pence") else "*"
+        before = text[max(0, match.start() - 24):match.start()]
+        out.append(Value(MONEY, (currency, int(match.group(1)) / 100, _period_after(text, match.end(), match.start())),
+                         match.start(), match.end(), match.group(), unit=currency,
+                         role="threshold" if THRESHOLD_BEFORE_RE.search(before) else "amount"))
         taken.append(match.span())
     return out
 

@@ -392,21 +392,15 @@ def _claim(*, turn_id: int) -> dt.datetime | None:
     return now if taken else None
 
 
-def _hold(run: DetectionRun) -> None:
-    """Lock the run for this transaction, provided our claim still stands."""
-    if not DetectionRun.objects.select_for_update().filter(
-        pk=run.pk, outcome=DetectionOutcome.QUEUED, claimed_at=run.claimed_at
-    ).exists():
-        raise ClaimLost(f"turn {run.turn_id}")
-
-
 def _finish(run: DetectionRun, *, outcome: str, reason: str = "", **fields) -> DetectionRun:
     with transaction.atomic():
-        _hold(run)
         return _save_outcome(run, outcome=outcome, reason=reason, **fields)
 
 
 def _save_outcome(run: DetectionRun, *, outcome: str, reason: str, **fields) -> DetectionRun:
+    """Write the outcome, provided our claim still stands (else ClaimLost, and the caller's transaction rolls
+    back): one conditional UPDATE that also locks the run until commit, so it goes first, before anything
+    else the check records, and what a turn's check records is written once."""
     run.outcome = outcome
     run.reason = reason[:2000]
     run.finished_at = timezone.now()
@@ -414,7 +408,9 @@ def _save_outcome(run: DetectionRun, *, outcome: str, reason: str, **fields) -> 
     run.latency_ms = int((run.finished_at - run.created_at).total_seconds() * 1000)
     for name, value in fields.items():
         setattr(run, name, value)
-    run.save()
+    values = {f.attname: getattr(run, f.attname) for f in DetectionRun._meta.concrete_fields if not f.primary_key}
+    if not DetectionRun.objects.filter(pk=run.pk, outcome=DetectionOutcome.QUEUED, claimed_at=run.claimed_at).update(**values):
+        raise ClaimLost(f"turn {run.turn_id}")
     return run
 
 
@@ -681,11 +677,8 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
     turn, usages = run.turn, check.usages
 
     def record() -> DetectionRun:
-        _hold(run)  # before any write: what a turn's check records is written once
-        _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
-        conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
         n = outcome.articles_considered
-        return _save_outcome(
+        _save_outcome(  # first: it checks our claim and locks the run
             run,
             outcome=DetectionOutcome.CAPPED if outcome.status == STATUS_CAPPED else DetectionOutcome.OK,
             reason=f"only the {MAX_ARTICLES_CHECKED} best-ranked articles were checked" if outcome.status == STATUS_CAPPED else "",
@@ -704,5 +697,8 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
             llm_rejected=outcome.rejected,
             batch_turns=check.batch_turns,
         )
+        _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
+        conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
+        return run
 
     return _retrying_pair_races(record)

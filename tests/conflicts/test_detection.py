@@ -203,3 +203,52 @@ def test_a_turn_without_findings_takes_five_queries(kb, fare_articles, inline_de
     with django_assert_max_num_queries(5 + 1 + 2):
         run = turn_detect(turn_id=turn.pk)
     assert run.outcome == DetectionOutcome.OK and run.conflicts_found == 0
+
+
+@pytest.fixture
+def queued_claims_check(settings):
+    """Turns stay queued until the test checks them (by hand) with the claims detector and no LLM."""
+    settings.DETECTION_DISPATCH = "celery"
+    settings.DETECTION_DETECTOR = "claims"
+    settings.LLM = {**settings.LLM, "base_url": None}
+
+
+@pytest.mark.django_db
+def test_a_check_whose_claim_was_taken_over_meanwhile_records_nothing(kb, fare_articles, queued_claims_check, monkeypatch):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from conflicts.models import ConflictOccurrence, DetectionRun
+    from conflicts.services import detection
+
+    turn = report(kb, "t-1")
+    real = detection._article_texts
+
+    def read_then_lose_the_claim(**kwargs):
+        # Our claim outlived its expiry and another worker took the check over.
+        DetectionRun.objects.filter(turn=turn).update(claimed_at=timezone.now() + dt.timedelta(seconds=1))
+        return real(**kwargs)
+
+    monkeypatch.setattr(detection, "_article_texts", read_then_lose_the_claim)
+    run = turn_detect(turn_id=turn.pk)
+    assert run.outcome == DetectionOutcome.QUEUED
+    assert not Conflict.objects.exists() and not ConflictOccurrence.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_check_locks_its_run_with_the_outcome_write_before_recording_what_it_found(kb, fare_articles, queued_claims_check):
+    """The conditional UPDATE of the outcome checks the claim and locks the run: no separate locking read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    turn = report(kb, "t-1")
+    with CaptureQueriesContext(connection) as queries:
+        run = turn_detect(turn_id=turn.pk)
+    assert run.outcome == DetectionOutcome.OK and Conflict.objects.get().times_seen == 1
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert not [s for s in statements if s.startswith("SELECT") and "FOR UPDATE" in s and '"conflicts_detectionrun"' in s]
+    outcome_write = next(i for i, s in enumerate(statements)
+                         if s.startswith('UPDATE "conflicts_detectionrun"') and "'ok'" in s)
+    occurrence_insert = next(i for i, s in enumerate(statements) if s.startswith('INSERT INTO "conflicts_conflictoccurrence"'))
+    assert outcome_write < occurrence_insert

@@ -75,6 +75,10 @@ CONFLICTS = {
                                       "booked time."),
     "a deadline day is the value, not a scope": ("Please send us your tax forms by 15 March.",
                                                  "We need your tax forms no later than 1 March."),
+    "a price in pence": ("Photocopies are 20p per page.", "A photocopy costs 25p a page."),
+    "a weekly timetable against a sentence": ("Monday-Friday 08:00-18:00 | Saturday 09:00-12:00",
+                                              "Monday to Friday we're open from 8 am to 7 pm, and on Saturday "
+                                              "from 9 am to noon."),
     "a starting price said two ways": ("Wooden frames start at £60 each.",
                                        "Wooden frames ............ from £52 each"),
 }
@@ -409,3 +413,15 @@ def test_the_same_hours_written_with_abbreviated_days_agree(vectors):
     assert detect_claim_conflicts(min_confidence=0.1, now=NOW, vectors=vectors, articles=pair("Mon-Sat 09:00-19:00, Sun 11:00-15:00.",
                       "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
                       "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")).findings == []
+
+
+def test_hours_compared_day_by_day_are_not_doubted_as_of_an_unknown_subject():
+    from agents.claims.analysis import analyse_text
+    from agents.claims.compare import UNKNOWN_SUBJECT_STRENGTH, _value_contradiction
+
+    timetable = analyse_text("Visiting us", "Monday-Friday 08:00-18:00 | Saturday 09:00-12:00", 2026)[0]
+    with_days = analyse_text("Help centre", "Monday to Friday we're open from 8 am to 7 pm, and on Saturday from 9 am "
+                                            "to noon.", 2026)[0]
+    kind, strength, said_timetable, said_sentence = _value_contradiction(timetable, with_days, 0.72)
+    assert kind == "clock" and "18:00" in said_timetable and "7 pm" in said_sentence
+    assert strength > 0.8 * UNKNOWN_SUBJECT_STRENGTH  # one end of a range moved (0.8), not damped further

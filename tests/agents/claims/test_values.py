@@ -186,3 +186,15 @@ def test_an_age_range_gives_both_ends_comparable_only_with_another_range():
 
 def test_a_figure_before_of_is_no_count():
     assert [v for v in extract_values("Park on level 2 of the garage.", year=2026) if v.kind == "count"] == []
+
+
+@pytest.mark.parametrize("text, amount, currency", [("50p per item", 0.5, "GBP"), ("20 pence a sheet", 0.2, "GBP"),
+                                                    ("75 cents per page", 0.75, "*"), ("99\u00a2 each", 0.99, "*")])
+def test_prices_in_a_minor_unit(text, amount, currency):
+    [value] = extract_values(text, year=2026)
+    assert (value.kind, value.key[0], value.key[1]) == (MONEY, currency, amount)
+
+
+@pytest.mark.parametrize("text", ["1080p video", "Room 5c is upstairs", "Open until 5 p.m."])
+def test_a_resolution_a_label_or_a_time_is_no_minor_unit_price(text):
+    assert [v for v in extract_values(text, year=2026) if v.kind == MONEY] == []
