@@ -221,3 +221,13 @@ def test_a_duplicate_inside_a_callers_transaction_leaves_that_transaction_usable
         again, created_again = report(kb)
         assert not created_again and again.pk == first.pk
         assert Turn.objects.filter(knowledge_base=kb).count() == 1  # the caller's transaction still works
+
+
+@pytest.mark.django_db
+def test_an_article_without_a_version_does_not_resolve(kb, fare_articles):
+    from articles.models import Article
+
+    Article.objects.filter(knowledge_base=kb, external_ref="web-fares").update(current_version=None)
+    with pytest.raises(UnknownArticleRefs) as excinfo:
+        report(kb)
+    assert excinfo.value.refs == ["web-fares"] and not Turn.objects.exists()
