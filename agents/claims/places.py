@@ -16,8 +16,8 @@ from .analysis import ClaimFacts, content_stems
 from .scope import Scope, scopes_differ
 from .subject import Relation, relation, statement_subject
 
-# A claim that narrows how something is done: "only", "never", "no longer", "must".
-RESTRICTION_RE = re.compile(r"\b(?:only|exclusively|solely|never|no longer|restricted to|limited to)\b", re.I)
+# A claim that narrows how something is done: "only", "always", "never", "no longer".
+RESTRICTION_RE = re.compile(r"\b(?:only|exclusively|solely|always|never|no longer|restricted to|limited to)\b", re.I)
 RESTRICTION_MIN_SIMILARITY = 0.5
 RESTRICTION_STRENGTH = 0.7
 RESTRICTION_MIN_SHARED_TOPIC = 2

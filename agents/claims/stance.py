@@ -33,6 +33,7 @@ CHANNELS = {
     "email": r"\bby e-?mail\b|\bemail us\b|\be-?mail (?:us|our)\b",
     "chat": r"\blive chat\b|\bchat\b|\bmessenger\b|\bwhatsapp\b",
     "video": r"\bvideo(?:[- ]call|[- ]chat)?\b|\bby video\b",
+    "delivery": r"\bdeliver(?:ed|s)? (?:\w+ ){0,2}to your (?:door|home|address)\b|\bhome delivery\b|\bby courier\b",
 }
 CHANNEL_RES = {name: re.compile(pattern, re.I) for name, pattern in CHANNELS.items()}
 

@@ -67,6 +67,9 @@ CONFLICTS = {
         "Every review session can be held by video call or at either of our offices - you choose."),
     "one thing kept in two named places": ("Found items are kept at the Boat House next to the jetty.",
                                            "Found items are kept at Visitor Reception by the car park for 30 days."),
+    "always collected against delivered": (
+        "Repaired watches are always collected from the shop where you left them, so that we can check the fit.",
+        "You can now have repaired watches left at one of our shops delivered free to your home."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
@@ -118,6 +121,8 @@ AGREEING = {
                                                 "We don't offer walk-in hearing tests, so please book first."),
     "a restriction the other keeps": ("Returns are accepted only in store.", "You can return items in store within 30 days."),
     "a denial that ends at a dash": ("Upload your forms in the app.", "Forms can't be posted - upload them in the app."),
+    "one thing collected, another delivered": ("Repaired watches are always collected from the shop where you left them.",
+                                               "Watch straps are delivered free to your home."),
     "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),
     "a member of staff is no audience": ("Book a visit and a member of staff will open your locker.",
                                          "Members can open their locker at any time."),
