@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
-from .places import PLACE_STRENGTH, RESTRICTION_STRENGTH, two_places, widened_channels
+from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, origin_against_any_place, two_places,
+                     widened_channels)
 from .stance import NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, stem
@@ -539,6 +540,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if crossed and not statements_apart and (similarity >= CHANNEL_MIN_SIMILARITY or (
             similarity >= CROSSED_CHANNEL_MIN_SIMILARITY and _denied_action_affirmed(a, b))):
         found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
+    origin = origin_against_any_place(a, b, similarity=similarity)
+    if origin is not None and not statements_apart:  # "back to the branch that lent it" / "at any branch"
+        found.append(Contradiction("location", damping * ORIGIN_STRENGTH, *origin, a, b))
     widened = widened_channels(a, b, similarity=similarity)
     if widened is not None and not statements_apart:  # "only at the office" / "by video or at either office"
         found.append(Contradiction("procedure", damping * RESTRICTION_STRENGTH, *widened, a, b))

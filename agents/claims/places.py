@@ -21,9 +21,11 @@ RESTRICTION_RE = re.compile(r"\b(?:only|exclusively|solely|always|never|no longe
 RESTRICTION_MIN_SIMILARITY = 0.5
 RESTRICTION_STRENGTH = 0.7
 RESTRICTION_MIN_SHARED_TOPIC = 2
+PLACE_WORDS = r"(?:branch(?:es)?|shops?|librar(?:y|ies)|stores?|offices?|locations?|stations?|desks?|depots?|clinics?)"
 # Words that name a channel or place, not what is done there.
 CHANNEL_TOPIC_WORDS = frozenset({"online", "app", "phone", "post", "email", "e-mail", "video", "call", "office", "desk",
-                                 "branch", "person", "store", "shop", "website", "portal", "either", "any"})
+                                 "branch", "person", "store", "shop", "website", "portal", "either", "any", "library",
+                                 "station", "depot", "clinic", "location", "three", "two", "same", "whichever", "back"})
 
 # Verbs that place one thing in one spot ("kept at", "held behind", "collected from"): a second spot contradicts.
 SINGLE_PLACE_RE = re.compile(
@@ -48,6 +50,30 @@ def widened_channels(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tupl
         extra = wide.channels_affirmed - narrow.channels_affirmed - narrow.channels_denied
         if extra and not narrow.channels_affirmed & wide.channels_denied:
             said = (narrow.claim.text, wide.claim.text)
+            return said[::-1] if flip else said
+    return None
+
+
+# "the library that lent them", "the same shop you collected it from": the one place something came from.
+ORIGIN_PLACE_RE = re.compile(r"\b(?:the|same) (?:same )?(?:\w+ )?" + PLACE_WORDS + r" (?:that|where|which|you)\b"
+                             r"(?: \w+){0,4} (?:lent|ordered|collected|hired|bought|borrowed|picked|rented)\b", re.I)
+# "at any of our three libraries", "at whichever of our shops", "to either branch": every place alike, as where
+# something is done ("within 10 km of either branch" is no such place).
+ANY_PLACE_RE = re.compile(r"\b(?:at|to|in|into) (?:any|whichever|either) (?:of (?:our|the) )?(?:\w+ )?" + PLACE_WORDS + r"\b",
+                          re.I)
+ORIGIN_MIN_SIMILARITY = 0.45
+ORIGIN_STRENGTH = 0.65
+
+
+def origin_against_any_place(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tuple[str, str] | None:
+    """One claim sends something back to the one place it came from ("to the library that lent them"), the other
+    takes it at any place ("at any of our libraries"), both about the same thing: (what each says)."""
+    if similarity < ORIGIN_MIN_SIMILARITY or a.negative or b.negative:
+        return None
+    for origin, anywhere, flip in ((a, b, False), (b, a, True)):
+        if (ORIGIN_PLACE_RE.search(origin.claim.text) and ANY_PLACE_RE.search(anywhere.claim.text)
+                and not ANY_PLACE_RE.search(origin.claim.text) and _topic(origin) & _topic(anywhere)):
+            said = (origin.claim.text, anywhere.claim.text)
             return said[::-1] if flip else said
     return None
 

@@ -70,6 +70,8 @@ CONFLICTS = {
     "always collected against delivered": (
         "Repaired watches are always collected from the shop where you left them, so that we can check the fit.",
         "You can now have repaired watches left at one of our shops delivered free to your home."),
+    "the place it came from against any place": ("Hired bikes have to go back to the shop that rented them out.",
+                                                 "Return your hired bikes at any of our four shops."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
@@ -123,6 +125,8 @@ AGREEING = {
     "a denial that ends at a dash": ("Upload your forms in the app.", "Forms can't be posted - upload them in the app."),
     "one thing collected, another delivered": ("Repaired watches are always collected from the shop where you left them.",
                                                "Watch straps are delivered free to your home."),
+    "the place it came from, and a distance from any place": ("Bring the canoe back to the shop where you hired it.",
+                                                              "Within 5 miles of either shop we'll bring you a spare canoe."),
     "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),
     "a member of staff is no audience": ("Book a visit and a member of staff will open your locker.",
                                          "Members can open their locker at any time."),
@@ -400,7 +404,8 @@ def test_each_branch_page_keeps_things_at_its_own_place(vectors):
     assert found(articles, vectors) == []
     moved = [ArticleText(ref="kb-1", title="Parcels", body=northgate),
              ArticleText(ref="kb-2", title="Post room", body=southgate)]
-    assert [f.type for f in found(moved, vectors)] == ["location"]
+    [finding] = found(moved, vectors)
+    assert finding.type == "location" and "disagree about where it is done" in finding.explanation
 
 
 def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
