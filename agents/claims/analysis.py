@@ -17,7 +17,8 @@ from .scope import spell_out_days
 from .split import Claim, split_claims
 from .words import STOPWORDS
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
-from .stance import channel_stances, channels, denied_predicates, denied_words, is_negative, modality, strip_negation
+from .stance import (channel_stances, channels, denied_of, denied_predicates, denied_words, is_negative, modality,
+                     strip_negation)
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
 
 # An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
@@ -46,6 +47,7 @@ class ClaimFacts:
     channels_denied: frozenset[str] = frozenset()
     denied: frozenset[str] = frozenset()  # stems of what the claim denies ("refundable" in "non-refundable")
     denied_heads: frozenset[str] = frozenset()  # of those, the first each denial denies ("offer" in "don't offer tests")
+    denied_of: frozenset[str] = frozenset()  # stems of what passive denials are said of ("food" in "food is not allowed")
     subjects: tuple[frozenset[str] | None, ...] = ()  # what each value is said of (subject.py), by position
     said_subjects: tuple[frozenset[str] | None, ...] = ()  # the same as written, before a bare noun is resolved
 
@@ -108,6 +110,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
         content = content_stems(strip_negation(f"{claim.label} {claim.column} {claim.text}" if claim.label else claim.text))
         denied_stems = frozenset(stem(w) for w in denied_words(claim.text)) - DENIAL_FILLER
         denied_heads = frozenset(stem(w) for w in denied_predicates(claim.text, PREDICATE_FILLER))
+        passive_subject = frozenset(stem(w) for w in denied_of(claim.text))
         answer = YES_NO_RE.match(claim.text) if claim.question else None
         if answer:
             # "Is there a minimum term? No - memberships run month to month": the answer denies the question.
@@ -125,7 +128,7 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
         mentions = named_mentions(claim.text, mentions)
         facts.append(ClaimFacts(claim=claim, values=values, negative=negative,
                                 modality=modality(claim.text), channels=channels(claim.text), masked=masked,
-                                content=content, denied=denied_stems, denied_heads=denied_heads, subjects=subjects, said_subjects=said,
+                                content=content, denied=denied_stems, denied_heads=denied_heads, denied_of=passive_subject, subjects=subjects, said_subjects=said,
                                 channels_affirmed=affirmed, channels_denied=denied))
     return tuple(facts)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
+from .places import PLACE_STRENGTH, RESTRICTION_STRENGTH, two_places, widened_channels
 from .stance import NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, stem
@@ -29,6 +30,8 @@ POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it state
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
+CROSSED_CHANNEL_MIN_SIMILARITY = 0.5  # a channel one claim denies and the other affirms, of something both name
+CHANNEL_WORDS = frozenset({"online", "app", "phone", "post", "email", "e-mail", "video", "call", "office", "desk", "branch"})
 ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
 YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
@@ -279,12 +282,19 @@ def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) 
         return False
     negative, positive = (a, b) if a.negative else (b, a)
     shared = negative.denied & positive.content
-    if len(shared) >= POLARITY_LOOSE_MIN_DENIED:
+    if len(shared | (negative.denied_of & positive.content)) >= POLARITY_LOOSE_MIN_DENIED:
         return True
     # One word denied of the very thing the other affirms it of ("Gold passes are non-transferable" /
     # "Gold passes can be transferred"): the statements' subjects share their words.
     return bool(shared) and relation(statement_subject(a.claim.text), statement_subject(b.claim.text)) in (
         Relation.SAME, Relation.NARROWER)
+
+
+def _denied_action_affirmed(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """The action one claim denies on some channel is what the other claim does ("we no longer accept paper
+    forms, whether posted or handed in" / "hand in your paper forms at the desk")."""
+    return any(denier.denied_heads & other.content and (denier.denied & other.content) - CHANNEL_WORDS
+               for denier, other in ((a, b), (b, a)) if denier.channels_denied)
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -455,6 +465,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if _template_siblings(a, b):
         return None
+    places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)
+    if places is not None:  # one thing kept in two named places: the names are what differs, not a scope
+        return Contradiction("location", PLACE_STRENGTH, *places, a, b)
     if scopes_differ(scope_a, scope_b):
         return _tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
@@ -500,7 +513,9 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             # One shared word must be what is denied, not a noun after it ("we don't rent kayaks at the lake"
             # does not deny "a life vest added to your kayak hire: $5").
             shared = negative.denied & positive.content
-            opposite = (len(shared) >= 2 or bool(shared & negative.denied_heads)
+            # What a passive denial is said of counts only beside a denied word ("outside food is not allowed in the
+            # park" / "bring your own food into the park"), never alone ("the difference is not paid back").
+            opposite = (len(shared | (negative.denied_of & positive.content)) >= 2 or bool(shared & negative.denied_heads)
                         or bool(shared) and similarity >= POLARITY_CLOSE_SIMILARITY)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
@@ -521,8 +536,12 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
             found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))
     crossed = (a.channels_denied & b.channels_affirmed) | (b.channels_denied & a.channels_affirmed)
-    if similarity >= CHANNEL_MIN_SIMILARITY and crossed and not statements_apart:
+    if crossed and not statements_apart and (similarity >= CHANNEL_MIN_SIMILARITY or (
+            similarity >= CROSSED_CHANNEL_MIN_SIMILARITY and _denied_action_affirmed(a, b))):
         found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
+    widened = widened_channels(a, b, similarity=similarity)
+    if widened is not None and not statements_apart:  # "only at the office" / "by video or at either office"
+        found.append(Contradiction("procedure", damping * RESTRICTION_STRENGTH, *widened, a, b))
     if (similarity >= CHANNEL_MIN_SIMILARITY and a.channels and b.channels and not a.channels & b.channels and not statements_apart
             and (scope_a.restricts or scope_b.restricts or "required" in (a.modality, b.modality))):
         found.append(Contradiction("procedure", damping * 0.75, ", ".join(sorted(a.channels)).replace("_", " "),

@@ -52,13 +52,16 @@ SPECIAL_CASE_WORDS = {"late", "early", "priority", "emergency", "out-of-hours", 
 HOLIDAY_WORDS = {"holiday", "holidays", "christmas", "easter", "thanksgiving", "festive", "summer", "winter",
                  "spring", "autumn", "half-term", "peak", "off-peak", "seasonal"}
 # "replaces the price list of 1 March" names the old version: what it says of it is past.
-PAST_RE = re.compile(r"\b(?:used to|previously|formerly|in the past|until recently|had been|were once|was once|"
+PAST_RE = re.compile(r"\b(?:(?<!be )(?<!been )(?<!is )(?<!are )used to|previously|formerly|in the past|until recently|had been|were once|was once|"
                      r"replaces|replaced|supersedes|superseded)\b", re.I)
 PAST_TENSE_RE = re.compile(r"\b(?:was|were|cost|charged|applied|offered)\b", re.I)
 PAST_WHEN_RE = re.compile(r"\b(?:until|till|before|prior to|in|during)\s+(?:(?:early|late|mid)[- ])?(?:(?:19|20)\d\d|last year)\b",
                           re.I)
 EXCEPTION_RE = re.compile(r"\b(?:except|unless|apart from|other than|excluding|with the exception of|"
-                          r"does not apply|do not apply|exempt|however|but)\b", re.I)
+                          r"does not apply|do not apply|exempt|however|(?<!sorry, )but)\b", re.I)
+# What an exception names is left out of the claim's own audience: "not allowed, except baby food" is for everyone.
+EXCEPTION_CLAUSE_RE = re.compile(r"\b(?:except|apart from|other than|excluding|with the exception of)\b[^;.]*", re.I)
+STAFF_RE = re.compile(r"\b(?:members? of (?:staff|the team|our team)|staff members?|team members?)\b", re.I)
 # Whether a price includes tax: "€228 including VAT" and a bare "€189" (ex VAT) can both be right.
 TAX_INCLUDED_RE = re.compile(r"\b(?:incl(?:uding|udes|usive of|\.)?|with)\s+(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
 TAX_EXCLUDED_RE = re.compile(r"\b(?:excl(?:uding|udes|usive of|\.)?|plus|before|without|ex\.?|\+)\s*(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
@@ -163,13 +166,14 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     """The scope of a claim; a category the claim leaves open is taken from its heading/title.
     `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
     def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
-        words = _words(piece)
+        words = _words(STAFF_RE.sub(" ", EXCEPTION_CLAUSE_RE.sub(" ", piece)))
         audience = set()
         for position, word in enumerate(words):
             following = words[position + 1] if position + 1 < len(words) else ""
             if word in NEEDS_PERSON_NOUN and following not in PERSON_NOUNS:
                 continue
             audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)
+        words = _words(piece)
         periods = frozenset(w for w in words if w in HOLIDAY_WORDS)
         tiers = frozenset(w for w in words if w in TIER_WORDS)
         names = frozenset(proper_names(piece, first_words=heading) & known_names)

@@ -19,16 +19,21 @@ MUST_RE = re.compile(r"\b(?:must|required|mandatory|compulsory|have to|has to|ne
                      re.I)
 # A claim that permits or offers something ("you can", "may", "are welcome to"): what a denial can contradict.
 PERMISSION_RE = re.compile(r"\b(?:can|may|allowed|permitted|welcome|able to|accepts?|accepted|eligible)\b", re.I)
+PLACE_NOUNS = r"(?:front |home )?(?:desk|counter|reception|branch|office|store|shop|club|clinic|box office|kiosk|library)(?:e?s)?"
 CHANNELS = {
     "web": r"\bonline\b|\b(?:our|the) website\b|\bweb ?site\b|\bweb form\b|\bonline form\b|\bportal\b",
     "app": r"\b(?:mobile |our |the )?app\b|\bapplication on your phone\b",
-    "in_person": r"\bin[- ]person\b|\bin[- ]store\b|\bin[- ]branch\b|\b(?:at|to|from) (?:the |our |any |your |a )?(?:front |home )?"
-                 r"(?:desk|counter|reception|branch|office|store|shop|club|clinic|box office|kiosk)\b"
+    "in_person": r"\bin[- ]person\b|\bin[- ]store\b|\bin[- ]branch\b"
+                 r"|\b(?:at|to|from|in) (?:the |our |any |your |a |an |(?:either|any|one|each) of (?:our|the) )?"
+                 r"(?:(?-i:[A-Z])[\w'\-]* ){0,3}" + PLACE_NOUNS + r"\b"
                  r"|\bcome in\b|\bpop in\b|\bvisit (?:us|our|a|the|any)\b|\bwalk-?in\b",
-    "phone": r"\bby (?:tele)?phone\b|\bover the phone\b|\bcall (?:us|our)\b|\bphone (?:us|our)\b|\bhotline\b",
-    "post": r"\bby (?:post|mail|letter)\b|\bin writing\b|\bpostal\b",
+    "phone": r"\bby (?:tele)?phone\b|\bover the phone\b|\b(?:call|ring|phone) (?:us|our|the|your)\b|\bhotline\b"
+             r"|\bgive (?:us|\w+ \w+) a (?:call|ring)\b|\bphone line\b",
+    "post": r"\bby (?:post|mail|letter)\b|\bin writing\b|\bpostal\b|\bposted\b|\bpost (?:it|them|\w+ documents|documents|papers)\b",
     "email": r"\bby e-?mail\b|\bemail us\b|\be-?mail (?:us|our)\b",
     "chat": r"\blive chat\b|\bchat\b|\bmessenger\b|\bwhatsapp\b",
+    "video": r"\bvideo(?:[- ]call|[- ]chat)?\b|\bby video\b",
+    "delivery": r"\bdeliver(?:ed|s)? (?:\w+ ){0,2}to your (?:door|home|address)\b|\bhome delivery\b|\bby courier\b",
 }
 CHANNEL_RES = {name: re.compile(pattern, re.I) for name, pattern in CHANNELS.items()}
 
@@ -61,10 +66,44 @@ def _denials(text: str) -> list[list[str]]:
             continue
         if CONDITION_OPENING_RE.search(re.split(r"[,;:.()]", body[:match.start()])[-1]):
             continue  # "passengers who cannot show a ticket pay …": a condition, not what the claim denies
-        clause = re.split(r"[,;:.()]", body[match.end():], maxsplit=1)[0]
-        following = re.findall(r"[A-Za-z][A-Za-z'\-]+", clause)[:3]
+        clause = re.split(r"[,;:.()]|\s[-\u2013\u2014]\s", body[match.end():], maxsplit=1)[0]
+        # Words that carry a denial on to what it denies use up none of its reach: "can't be used to come back".
+        following = [w for w in re.findall(r"[A-Za-z][A-Za-z'\-]+", clause) if w.lower() not in DENIAL_CARRIERS][:3]
         denials.append([w.lower() for w in following if not w[0].isupper()])
     return denials
+
+
+def denied_of(text: str) -> frozenset[str]:
+    """What passive denials are said of: "outside food" in "outside food is not allowed", "regional postcodes"
+    in "regional postcodes aren't covered"."""
+    body = ANSWER_PARTICLE_RE.sub("", text)
+    words: set[str] = set()
+    for match in NEGATION_RE.finditer(body):
+        clause = re.split(r"[,;:.()]|\s[-\u2013\u2014]\s", body[match.end():], maxsplit=1)[0]
+        following = [w for w in re.findall(r"[A-Za-z][A-Za-z'\-]+", clause) if w.lower() not in DENIAL_CARRIERS]
+        if following and PARTICIPLE_RE.fullmatch(following[0]):
+            words.update(_passive_subject(body[:match.start()]))
+    return frozenset(words)
+
+
+# The verb chain between a denial and the verb it denies ("can't be used to", "not able to"), and articles.
+DENIAL_CARRIERS = frozenset("""be been being is are was were to able need needs have has get ever yet always
+longer the a an""".split())
+PARTICIPLE_RE = re.compile(r"[a-z]+(?:ed|en|wn)|(?:allowed|permitted|accepted|covered|included|seen|paid|sent|done|"
+                           r"kept|held|sold|given|taken|made)", re.I)
+PASSIVE_AUXILIARY_RE = re.compile(r"\b(?:is|are|was|were|be|been|can|cannot|may|will|must)\s*$", re.I)
+LEADING_FUNCTION_WORDS = frozenset("we're sorry but and so please however the a an our your all any".split())
+
+
+def _passive_subject(before: str) -> list[str]:
+    """The words of the noun phrase a passive denial is said of: "regional postcodes" in "… regional
+    postcodes aren't covered", "outside food" in "outside food is not allowed"."""
+    clause = re.split(r"[,;:.()]|\s[-\u2013\u2014]\s|\bbut\b", before)[-1]
+    clause = PASSIVE_AUXILIARY_RE.sub("", clause.strip())
+    words = re.findall(r"[A-Za-z][A-Za-z'\-]+", clause)
+    if not words or len(words) > 6 or any(w.lower() in ("if", "when", "who", "once", "unless") for w in words):
+        return []
+    return [w.lower() for w in words if w.lower() not in LEADING_FUNCTION_WORDS]
 
 
 def denied_words(text: str) -> frozenset[str]:
@@ -97,7 +136,7 @@ def strip_negation(text: str) -> str:
     return re.sub(r"\s+", " ", NEGATION_RE.sub(" ", NO_NEED_RE.sub(" ", text))).strip()
 
 
-CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|\.\s|\bbut\b")
+CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
 
 
 def channel_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:

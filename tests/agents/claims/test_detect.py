@@ -57,6 +57,21 @@ CONFLICTS = {
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
     "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
                                     "The studio manager, Lena Okafor, answers complaints within a week."),
+    "a permission against a passive denial": ("You are welcome to bring your own snacks into the cinema.",
+                                              "We're sorry, but outside snacks are not allowed in the cinema, except baby food."),
+    "a denial that reaches past its auxiliaries": (
+        "After you have checked out, your key card can't be used to open the pool.",
+        "To open the pool after checking out, ask at the desk to have your key card extended."),
+    "a restriction against a widening of channels": (
+        "Where are review sessions held?\nOnly at our Riverside office.",
+        "Every review session can be held by video call or at either of our offices - you choose."),
+    "one thing kept in two named places": ("Found items are kept at the Boat House next to the jetty.",
+                                           "Found items are kept at Visitor Reception by the car park for 30 days."),
+    "always collected against delivered": (
+        "Repaired watches are always collected from the shop where you left them, so that we can check the fit.",
+        "You can now have repaired watches left at one of our shops delivered free to your home."),
+    "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
+                                        "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
                                       "your booking.",
                                       "You can cancel a table reservation free of charge until 2 hours before the "
@@ -102,6 +117,17 @@ AGREEING = {
                                                "Max Broadband is switched on by an engineer at your home, never in the app."),
     "with tax and without": ("| Plan | Monthly price |\n|---|---|\n| Studio | €40 |",
                              "The Studio plan costs €48.40 a month including VAT."),
+    "one rule said positively and negatively": ("Hearing tests at both clinics are by appointment only.",
+                                                "We don't offer walk-in hearing tests, so please book first."),
+    "a restriction the other keeps": ("Returns are accepted only in store.", "You can return items in store within 30 days."),
+    "a denial that ends at a dash": ("Upload your forms in the app.", "Forms can't be posted - upload them in the app."),
+    "one thing collected, another delivered": ("Repaired watches are always collected from the shop where you left them.",
+                                               "Watch straps are delivered free to your home."),
+    "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),
+    "a member of staff is no audience": ("Book a visit and a member of staff will open your locker.",
+                                         "Members can open their locker at any time."),
+    "what a passive denial is said of is not enough alone": ("If the new room is cheaper, the difference is not paid back.",
+                                                             "If the new room costs more, the room difference is payable."),
     "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
                                              "Refunds are given up to 7 days before the show."),
     "a table column names what its cells are of": (
@@ -365,6 +391,16 @@ def test_a_page_title_cited_with_see_is_no_name_that_scopes():
                 ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
     known = _known_names(articles)
     assert "Millgate" in known and "Returns" not in known
+
+
+def test_each_branch_page_keeps_things_at_its_own_place(vectors):
+    northgate, southgate = "Parcels are kept at the Northgate desk.", "Your parcels are held at the Southgate desk for two weeks."
+    articles = [ArticleText(ref="kb-1", title="Northgate branch", body=northgate),
+                ArticleText(ref="kb-2", title="Southgate branch", body=southgate)]
+    assert found(articles, vectors) == []
+    moved = [ArticleText(ref="kb-1", title="Parcels", body=northgate),
+             ArticleText(ref="kb-2", title="Post room", body=southgate)]
+    assert [f.type for f in found(moved, vectors)] == ["location"]
 
 
 def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
