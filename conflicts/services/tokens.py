@@ -10,7 +10,6 @@ import time
 from collections import OrderedDict
 
 from django.conf import settings
-
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone

@@ -38,8 +38,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         A server that ends a connection (restart, pg_terminate_backend, a crashed backend) says so on the
         socket first, with an error message or by closing it; so an idle connection whose socket has
         nothing to read is sound, and only one with something waiting gets the SELECT 1 (which closes it
-        when it fails). A connection lost without a word (a silent network) is caught as before: its
-        query fails, the request answers 503, and Django drops the connection after the error."""
+        when it fails). A connection lost without a word (a silent network) is noticed by its first query
+        instead: the request answers 503, and Django drops the connection after the error."""
         if self.connection is None or self.pool or not self.health_check_enabled or self.health_check_done:
             return super().close_if_health_check_failed()
         if not self._server_has_spoken():
