@@ -27,6 +27,8 @@ POLARITY_CLOSE_SIMILARITY = 0.6  # claims this close need only share a denied wo
 POLARITY_LOOSE_MIN_SIMILARITY = 0.45
 DENIAL_BASE_STRENGTH = 0.5
 DENIAL_WORD_STRENGTH = 0.05
+# A claim that says it is a change ("we no longer …", "we now also …"): a denial of it is no different wording of one rule.
+CHANGE_STATED_RE = re.compile(r"\b(?:no longer|any ?more|now also|also now|from today)\b", re.I)
 POLARITY_LOOSE_MIN_DENIED = 2  # "Non-returnable items." labels a list; it states no rule to deny
 LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims only loosely aligned
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
@@ -529,9 +531,13 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
                 ctype = "procedure"
             strength = 0.5 + 0.5 * min(1.0, (similarity - POLARITY_MIN_SIMILARITY) / (1 - POLARITY_MIN_SIMILARITY))
             negative, positive = (a, b) if a.negative else (b, a)
-            if a.negative != b.negative and similarity < POLARITY_MIN_SIMILARITY and PERMISSION_RE.search(positive.claim.text):
-                # A denial of what the other claim permits: each word the denial shares with the other claim's statement is evidence of its own.
-                strength = max(strength, DENIAL_BASE_STRENGTH + DENIAL_WORD_STRENGTH * len(negative.denied & positive.content))
+            if a.negative != b.negative and (
+                    similarity < POLARITY_MIN_SIMILARITY and PERMISSION_RE.search(positive.claim.text)
+                    or CHANGE_STATED_RE.search(a.claim.text + " " + b.claim.text)):
+                # A denial of what the other claim permits, or either claim saying it changed ("no longer", "now also"):
+                # each word the denial shares with the other claim's statement is evidence of its own.
+                shared_words = (negative.denied | negative.denied_of) & positive.content
+                strength = max(strength, DENIAL_BASE_STRENGTH + DENIAL_WORD_STRENGTH * len(shared_words))
             found.append(Contradiction(ctype, damping * min(1.0, strength), a.claim.text, b.claim.text, a, b))
     closed_open = (scope_a.days_closed & (scope_b.days - scope_b.days_closed)) or (scope_b.days_closed & (scope_a.days - scope_a.days_closed))
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):

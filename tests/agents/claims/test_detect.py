@@ -72,6 +72,10 @@ CONFLICTS = {
         "You can now have repaired watches left at one of our shops delivered free to your home."),
     "the place it came from against any place": ("Hired bikes have to go back to the shop that rented them out.",
                                                  "Return your hired bikes at any of our four shops."),
+    "a denial of what the other says is new": (
+        "We deliver on Fridays and Saturdays between 9 am and 6 pm, and we now also deliver to island addresses across "
+        "most of the county.",
+        "We're sorry, but island and coastal addresses aren't covered yet - enter your address at checkout to check."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
