@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from .analysis import ClaimFacts, content_stems
 from .scope import Scope, scopes_differ
-from .subject import Relation, relation, statement_subject
+from .subject import Relation, phrase_stems, relation, statement_subject
 
 # A claim that narrows how something is done: "only", "always", "never", "no longer".
 RESTRICTION_RE = re.compile(r"\b(?:only|exclusively|solely|always|never|no longer|restricted to|limited to)\b", re.I)
@@ -32,6 +32,9 @@ SINGLE_PLACE_RE = re.compile(
     r"\b(?:kept|held|stored|located|based|collected|picked up|handed in|returned|dropped off|takes? place|housed)\s+"
     r"(?:\w+\s+){0,2}?(?:at|in|from|to|behind|inside|next to|beside|by)\s+(?P<place>[^,;.()]+)", re.I)
 PLACE_MIN_SIMILARITY = 0.5
+WHERE_RE = re.compile(r"\s*where\b", re.I)
+# An answer that is only a place: "From the mailroom on the 2nd floor."
+PLACE_ANSWER_RE = re.compile(r"\s*(?:from|at|in|inside|behind|on|next to|by)\s+(?P<place>[^,;.()]+)[.!]?\s*$", re.I)
 PLACE_STRENGTH = 0.7
 
 
@@ -85,10 +88,24 @@ def _topic(facts: ClaimFacts) -> frozenset[str]:
 
 def _place(facts: ClaimFacts) -> str | None:
     match = SINGLE_PLACE_RE.search(facts.claim.text)
-    if match is None:
-        return None
-    place = re.sub(r"\b(?:the|our|a|an|for \d+ \w+)\b", " ", match.group("place"), flags=re.I)
+    return _bare_place(match.group("place")) if match else None
+
+
+def _bare_place(phrase: str) -> str | None:
+    place = re.sub(r"\b(?:the|our|a|an|for \d+ \w+)\b", " ", phrase, flags=re.I)
     return " ".join(place.lower().split()) or None
+
+
+def _placed(facts: ClaimFacts) -> tuple[frozenset[str] | None, str, bool] | None:
+    """(what is placed, where, whether the place answers a "Where …?" question): "Parcels are kept behind the
+    desk", or "Where do I pick up my parcels?" answered "From the mailroom on the 2nd floor."."""
+    place = _place(facts)
+    if place:
+        return statement_subject(facts.claim.text), place, False
+    answer = PLACE_ANSWER_RE.match(facts.claim.text) if WHERE_RE.match(facts.claim.question) else None
+    if answer and _bare_place(answer.group("place")):
+        return phrase_stems(facts.claim.question) or None, _bare_place(answer.group("place")), True
+    return None
 
 
 def two_places(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> tuple[str, str] | None:
@@ -98,11 +115,16 @@ def two_places(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scop
         return None
     if scopes_differ(replace(scope_a, names=frozenset()), replace(scope_b, names=frozenset())):
         return None
-    subject_a, subject_b = statement_subject(a.claim.text), statement_subject(b.claim.text)
-    if relation(subject_a, subject_b) is not Relation.SAME:
+    placed_a, placed_b = _placed(a), _placed(b)
+    if placed_a is None or placed_b is None:
         return None
-    place_a, place_b = _place(a), _place(b)
-    if not place_a or not place_b or place_a in place_b or place_b in place_a:
+    (subject_a, place_a, answered_a), (subject_b, place_b, answered_b) = placed_a, placed_b
+    if answered_a or answered_b:  # "Where do I pick up my parcels?" names the thing in more words than a sentence
+        if not (subject_a and subject_b and subject_a & subject_b) or relation(subject_a, subject_b) is Relation.DIFFERENT:
+            return None
+    elif relation(subject_a, subject_b) is not Relation.SAME:
+        return None
+    if place_a in place_b or place_b in place_a or (answered_a or answered_b) and content_stems(place_a) & content_stems(place_b):
         return None
     if any(name.lower() not in place for scope, place in ((scope_a, place_a), (scope_b, place_b)) for name in scope.names):
         return None  # a name outside the place phrase scopes the claim (a branch's page, "Gold members …")

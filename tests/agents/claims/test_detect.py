@@ -76,6 +76,9 @@ CONFLICTS = {
         "We deliver on Fridays and Saturdays between 9 am and 6 pm, and we now also deliver to island addresses across "
         "most of the county.",
         "We're sorry, but island and coastal addresses aren't covered yet - enter your address at checkout to check."),
+    "a place that answers where against a place kept": (
+        "Where do I pick up my dry cleaning?\nFrom the counter by the lifts.",
+        "Dry cleaning that comes back for you is kept behind the reception desk."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
@@ -131,6 +134,8 @@ AGREEING = {
                                                "Watch straps are delivered free to your home."),
     "the place it came from, and a distance from any place": ("Bring the canoe back to the shop where you hired it.",
                                                               "Within 5 miles of either shop we'll bring you a spare canoe."),
+    "a place that answers where, for another thing": ("Where do I park my bike?\nIn the rack by the gate.",
+                                                      "Spare helmets are kept behind the reception desk."),
     "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),
     "a member of staff is no audience": ("Book a visit and a member of staff will open your locker.",
                                          "Members can open their locker at any time."),
