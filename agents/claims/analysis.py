@@ -64,6 +64,16 @@ def stem(word: str) -> str:
     return w
 
 
+RELATED_STEM_MIN_PREFIX = 5
+
+
+def shared_stems(words_a: frozenset[str], words_b: frozenset[str]) -> frozenset[str]:
+    """Stems of `words_a` that are, or begin, a stem of `words_b` or the reverse: "cancel" and "cancellation",
+    "renew" and "renewal" (the light stemmer keeps nouns and their verbs apart)."""
+    return frozenset(x for x in words_a for y in words_b
+                     if x == y or min(len(x), len(y)) >= RELATED_STEM_MIN_PREFIX and (x.startswith(y) or y.startswith(x)))
+
+
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in re.findall(r"[a-z][a-z'\-]+", text.lower()) if w not in STOPWORDS)
 

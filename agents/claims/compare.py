@@ -12,7 +12,7 @@ from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, orig
                      widened_channels)
 from .stance import NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
-from .analysis import content_stems, stem
+from .analysis import content_stems, shared_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
 
@@ -296,8 +296,15 @@ def _denies_what_other_affirms(a: ClaimFacts, b: ClaimFacts, similarity: float) 
 def _denied_action_affirmed(a: ClaimFacts, b: ClaimFacts) -> bool:
     """The action one claim denies on some channel is what the other claim does ("we no longer accept paper
     forms, whether posted or handed in" / "hand in your paper forms at the desk")."""
-    return any(denier.denied_heads & other.content and (denier.denied & other.content) - CHANNEL_WORDS
-               for denier, other in ((a, b), (b, a)) if denier.channels_denied)
+    for denier, other in ((a, b), (b, a)):
+        if not denier.channels_denied:
+            continue
+        if denier.denied_heads & other.content and (denier.denied & other.content) - CHANNEL_WORDS:
+            return True
+        # "Cancellations cannot be made online" / "How do I cancel? Online: …": what a passive denial is said of.
+        if shared_stems(denier.denied_of, other.content | content_stems(other.claim.question)):
+            return True
+    return False
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:

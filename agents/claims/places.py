@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .analysis import ClaimFacts, content_stems
+from .analysis import ClaimFacts, content_stems, shared_stems
 from .scope import Scope, scopes_differ
 from .subject import Relation, phrase_stems, relation, statement_subject
 
@@ -48,7 +48,7 @@ def widened_channels(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tupl
             continue
         if RESTRICTION_RE.search(wide.claim.text) and wide.channels_affirmed <= narrow.channels_affirmed:
             continue
-        if len(_topic(narrow) & _topic(wide)) < RESTRICTION_MIN_SHARED_TOPIC:
+        if len(shared_stems(_topic(narrow), _topic(wide))) < RESTRICTION_MIN_SHARED_TOPIC:
             continue  # "fares are sold online only" / "cards are applied for online or in person": other actions
         extra = wide.channels_affirmed - narrow.channels_affirmed - narrow.channels_denied
         if extra and not narrow.channels_affirmed & wide.channels_denied:

@@ -28,7 +28,8 @@ CHANNELS = {
                  r"(?:(?-i:[A-Z])[\w'\-]* ){0,3}" + PLACE_NOUNS + r"\b"
                  r"|\bcome in\b|\bpop in\b|\bvisit (?:us|our|a|the|any)\b|\bwalk-?in\b",
     "phone": r"\bby (?:tele)?phone\b|\bover the phone\b|\b(?:call|ring|phone) (?:us|our|the|your)\b|\bhotline\b"
-             r"|\bgive (?:us|\w+ \w+) a (?:call|ring)\b|\bphone line\b",
+             r"|\bgive (?:us|\w+ \w+) a (?:call|ring)\b|\bphone line\b"
+             r"|\b(?:ringing|calling|phoning) (?:us|our|the|your|any|one)\b",
     "post": r"\bby (?:post|mail|letter)\b|\bin writing\b|\bpostal\b|\bposted\b|\bpost (?:it|them|\w+ documents|documents|papers)\b",
     "email": r"\bby e-?mail\b|\bemail us\b|\be-?mail (?:us|our)\b",
     "chat": r"\blive chat\b|\bchat\b|\bmessenger\b|\bwhatsapp\b",

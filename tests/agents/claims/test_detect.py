@@ -79,6 +79,9 @@ CONFLICTS = {
     "a place that answers where against a place kept": (
         "Where do I pick up my dry cleaning?\nFrom the counter by the lifts.",
         "Dry cleaning that comes back for you is kept behind the reception desk."),
+    "a passive denial of a channel against a how-to answer": (
+        "How do I close my account?\nAny time, online: Settings > Close account.",
+        "Account closures cannot be made online; please write to us."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
