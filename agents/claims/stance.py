@@ -49,8 +49,12 @@ def is_negative(text: str) -> bool:
     """Whether the claim denies what it states: a clause with an odd number of denials ("cannot travel
     without an adult" affirms; "not made up and not refunded" denies). A leading "No," answers a question
     and says nothing about the sentence after it."""
-    return any(len(NEGATION_RE.findall(clause)) % 2 == 1
+    return any(len(NEGATION_RE.findall(clause)) % 2 == 1 and not CONDITION_CLAUSE_RE.match(clause)
                for clause in COORDINATION_RE.split(ANSWER_PARTICLE_RE.sub("", text)))
+
+
+# A clause that states a condition ("even if they don't receive benefits") denies nothing the claim states.
+CONDITION_CLAUSE_RE = re.compile(r"\s*(?:even )?(?:if|unless|as long as|provided)\b", re.I)
 
 
 CONDITION_OPENING_RE = re.compile(r"\b(?:who|whose|if|unless|whoever|anyone|those)\b", re.I)
@@ -91,7 +95,7 @@ def denied_of(text: str) -> frozenset[str]:
 DENIAL_CARRIERS = frozenset("""be been being is are was were to able need needs have has get ever yet always
 longer the a an""".split())
 PARTICIPLE_RE = re.compile(r"[a-z]+(?:ed|en|wn)|(?:allowed|permitted|accepted|covered|included|seen|paid|sent|done|"
-                           r"kept|held|sold|given|taken|made)", re.I)
+                           r"kept|held|sold|given|taken|made|eligible|available|possible)", re.I)
 PASSIVE_AUXILIARY_RE = re.compile(r"\b(?:is|are|was|were|be|been|can|cannot|may|will|must)\s*$", re.I)
 LEADING_FUNCTION_WORDS = frozenset("we're sorry but and so please however the a an our your all any".split())
 

@@ -82,6 +82,9 @@ CONFLICTS = {
     "a passive denial of a channel against a how-to answer": (
         "How do I close my account?\nAny time, online: Settings > Close account.",
         "Account closures cannot be made online; please write to us."),
+    "a permission with a negated condition against no longer eligible": (
+        "Evening students with a library card can also borrow laptops, even if they don't study on campus.",
+        "Evening students are no longer eligible to borrow laptops on the basis of a library card alone."),
     "a channel denied in other words": ("To pause your subscription, just give your shop a call.",
                                         "Subscriptions can no longer be paused by phone or in a shop."),
     "notice periods for one action": ("Table reservations can be cancelled without charge up to 6 hours before "
