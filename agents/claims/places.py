@@ -9,6 +9,7 @@ General English only; the places' names come from the articles.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -44,9 +45,9 @@ def widened_channels(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tupl
     if similarity < RESTRICTION_MIN_SIMILARITY:
         return None
     for narrow, wide, flip in ((a, b, False), (b, a, True)):
-        if wide.negative or not RESTRICTION_RE.search(narrow.claim.text) or not narrow.channels_affirmed:
+        if wide.negative or not narrow.channels_affirmed or not _restricts(narrow.claim.text):
             continue
-        if RESTRICTION_RE.search(wide.claim.text) and wide.channels_affirmed <= narrow.channels_affirmed:
+        if _restricts(wide.claim.text) and wide.channels_affirmed <= narrow.channels_affirmed:
             continue
         if len(shared_stems(_topic(narrow), _topic(wide))) < RESTRICTION_MIN_SHARED_TOPIC:
             continue  # "fares are sold online only" / "cards are applied for online or in person": other actions
@@ -74,8 +75,8 @@ def origin_against_any_place(a: ClaimFacts, b: ClaimFacts, *, similarity: float)
     if similarity < ORIGIN_MIN_SIMILARITY or a.negative or b.negative:
         return None
     for origin, anywhere, flip in ((a, b, False), (b, a, True)):
-        if (ORIGIN_PLACE_RE.search(origin.claim.text) and ANY_PLACE_RE.search(anywhere.claim.text)
-                and not ANY_PLACE_RE.search(origin.claim.text) and _topic(origin) & _topic(anywhere)):
+        if (_from_origin(origin.claim.text) and _at_any_place(anywhere.claim.text)
+                and not _at_any_place(origin.claim.text) and _topic(origin) & _topic(anywhere)):
             said = (origin.claim.text, anywhere.claim.text)
             return said[::-1] if flip else said
     return None
@@ -83,11 +84,33 @@ def origin_against_any_place(a: ClaimFacts, b: ClaimFacts, *, similarity: float)
 
 def _topic(facts: ClaimFacts) -> frozenset[str]:
     """What a claim is about, its question's words included ("Where are meetings held?" "Only at the office.")."""
-    return (facts.content | content_stems(facts.claim.question)) - CHANNEL_TOPIC_WORDS
+    return (facts.content | _question_stems(facts.claim.question)) - CHANNEL_TOPIC_WORDS
 
 
-def _place(facts: ClaimFacts) -> str | None:
-    match = SINGLE_PLACE_RE.search(facts.claim.text)
+# Per claim text, not per aligned pair: each claim meets many others.
+@functools.lru_cache(maxsize=16384)
+def _restricts(text: str) -> bool:
+    return bool(RESTRICTION_RE.search(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _from_origin(text: str) -> bool:
+    return bool(ORIGIN_PLACE_RE.search(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _at_any_place(text: str) -> bool:
+    return bool(ANY_PLACE_RE.search(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _question_stems(question: str) -> frozenset[str]:
+    return content_stems(question)
+
+
+@functools.lru_cache(maxsize=16384)
+def _place_in(text: str) -> str | None:
+    match = SINGLE_PLACE_RE.search(text)
     return _bare_place(match.group("place")) if match else None
 
 
@@ -97,14 +120,19 @@ def _bare_place(phrase: str) -> str | None:
 
 
 def _placed(facts: ClaimFacts) -> tuple[frozenset[str] | None, str, bool] | None:
+    return _placed_in(facts.claim.text, facts.claim.question)
+
+
+@functools.lru_cache(maxsize=16384)
+def _placed_in(text: str, question: str) -> tuple[frozenset[str] | None, str, bool] | None:
     """(what is placed, where, whether the place answers a "Where …?" question): "Parcels are kept behind the
     desk", or "Where do I pick up my parcels?" answered "From the mailroom on the 2nd floor."."""
-    place = _place(facts)
+    place = _place_in(text)
     if place:
-        return statement_subject(facts.claim.text), place, False
-    answer = PLACE_ANSWER_RE.match(facts.claim.text) if WHERE_RE.match(facts.claim.question) else None
+        return statement_subject(text), place, False
+    answer = PLACE_ANSWER_RE.match(text) if WHERE_RE.match(question) else None
     if answer and _bare_place(answer.group("place")):
-        return phrase_stems(facts.claim.question) or None, _bare_place(answer.group("place")), True
+        return phrase_stems(question) or None, _bare_place(answer.group("place")), True
     return None
 
 
@@ -113,10 +141,10 @@ def two_places(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scop
     scopes may differ only by the names of those places, and each names the same thing as its subject."""
     if similarity < PLACE_MIN_SIMILARITY or a.negative or b.negative:
         return None
-    if scopes_differ(replace(scope_a, names=frozenset()), replace(scope_b, names=frozenset())):
-        return None
     placed_a, placed_b = _placed(a), _placed(b)
     if placed_a is None or placed_b is None:
+        return None
+    if scopes_differ(replace(scope_a, names=frozenset()), replace(scope_b, names=frozenset())):
         return None
     (subject_a, place_a, answered_a), (subject_b, place_b, answered_b) = placed_a, placed_b
     if answered_a or answered_b:  # "Where do I pick up my parcels?" names the thing in more words than a sentence
