@@ -115,7 +115,7 @@ def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: 
     if head_x & head_y:
         return True
     # Nothing in one claim names what its value is of (a heading may, but pages head the same facts
-    # differently: "Opening hours" / "Riverside branch"): the sentences must say it.
+    # differently: "Opening hours" / "Find us"): the sentences must say it.
     if not _own_head(a, x) or not _own_head(b, y):
         return similarity >= UNNAMED_VALUE_MIN_SIMILARITY
     return False
