@@ -106,7 +106,7 @@ def days_in(text: str) -> frozenset[str]:
 
 # A capitalised day abbreviation; "Sat" and "Sun" are words too, so only where a schedule uses them: after a
 # range dash or "to", or before a dash, a time (or its masked placeholder) or a colon.
-DAY_ABBREVIATION_RE = re.compile(r"\b(?:(Mon|Tues?|Wed|Thur?s?|Fri)\b\.?|(?<=-)(Sat|Sun)\b\.?|(?<=\u2013)(Sat|Sun)\b\.?|"
+DAY_ABBREVIATION_RE = re.compile(r"\b(?:(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri)\b\.?|(?<=-)(Sat|Sun)\b\.?|(?<=\u2013)(Sat|Sun)\b\.?|"
                                  r"(?<=to )(Sat|Sun)\b\.?|(Sat|Sun)\.?(?=\s*(?:\d|-|\u2013|:|a time\b)))")
 
 

@@ -198,3 +198,16 @@ def test_prices_in_a_minor_unit(text, amount, currency):
 @pytest.mark.parametrize("text", ["1080p video", "Room 5c is upstairs", "Open until 5 p.m."])
 def test_a_resolution_a_label_or_a_time_is_no_minor_unit_price(text):
     assert [v for v in extract_values(text, year=2026) if v.kind == MONEY] == []
+
+
+@pytest.mark.parametrize("text, spelled", [
+    ("Mon-Sat 09:00-19:00, Sun 12:00-16:00.", "Monday-Saturday 09:00-19:00, Sunday 12:00-16:00."),
+    ("Open Tues to Sun: 9-5", "Open Tuesday to Sunday: 9-5"),
+    ("Thurs 10:00-14:00", "Thursday 10:00-14:00"),
+    # Words that begin like an abbreviation, and "Sat" / "Sun" outside a schedule, stay as written.
+    ("Thus the Sun rose. Sat on the bench, Monty waited.", "Thus the Sun rose. Sat on the bench, Monty waited."),
+])
+def test_abbreviated_days_are_spelled_out_only_in_schedules(text, spelled):
+    from agents.claims.scope import spell_out_days
+
+    assert spell_out_days(text) == spelled
