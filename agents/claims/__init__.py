@@ -123,8 +123,7 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
 
     what = {"price": "the price", "hours": "the opening hours", "contact": "the contact details",
             "date": "the date", "eligibility": "who is eligible", "quantity": "the amount",
-            "policy": "the rule", "procedure": "how or where it is done",
-            "location": "where it is done"}.get(contradiction.type, "this")
+            "policy": "the rule", "procedure": "how or where it is done"}.get(contradiction.type, "this")
     return (f"\u201c{article_a.title or article_a.ref}\u201d and \u201c{article_b.title or article_b.ref}\u201d "
             f"disagree about {what}: one says "
             f"\u201c{quoted(contradiction.said_a)}\u201d, the other \u201c{quoted(contradiction.said_b)}\u201d."

@@ -6,6 +6,8 @@ import difflib
 import re
 from dataclasses import dataclass, replace
 
+from agents.types import CONFLICT_TYPES
+
 from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
 from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, origin_against_any_place, two_places,
@@ -80,6 +82,11 @@ class Contradiction:
     a: ClaimFacts
     b: ClaimFacts
 
+    def __post_init__(self) -> None:
+        # Findings are stored, filtered and served by these types: an unknown one would reach the console as such.
+        if self.type not in CONFLICT_TYPES:
+            raise ValueError(f"conflict type {self.type!r} is none of agents.types.CONFLICT_TYPES")
+
 
 def _own_head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """What the claim itself says a value is of: the content words next to it ("placement" in "placement fee:
@@ -104,8 +111,7 @@ def _head_words(text: str) -> frozenset[str]:
 def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """What a value is of: what its claim says, else its heading ("Monday to Friday: 06:00-22:00" under
     "Opening hours")."""
-    return _own_head(facts, value) or (
-        _head_words(facts.claim.context.rsplit("\u2014", 1)[-1]))
+    return _own_head(facts, value) or _head_words(facts.claim.context.rsplit("\u2014", 1)[-1])
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
@@ -477,7 +483,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         return None
     places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)
     if places is not None:  # one thing kept in two named places: the names are what differs, not a scope
-        return Contradiction("location", PLACE_STRENGTH, *places, a, b)
+        return Contradiction("procedure", PLACE_STRENGTH, *places, a, b)
     if scopes_differ(scope_a, scope_b):
         return _tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
     # Statements about different things ("Plan A is activated in the app" / "Plan B is switched on
@@ -512,7 +518,6 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if near_copy is not None:
         ctype, said_a, said_b, _ = near_copy
         found.append(Contradiction(ctype, damping * 0.9, said_a, said_b, a, b))
-
     if not statements_apart and ((similarity >= POLARITY_MIN_SIMILARITY and overlap >= POLARITY_MIN_OVERLAP
                                   or _denies_what_other_affirms(a, b, similarity))
             and min(len(a.claim.text.split()), len(b.claim.text.split())) >= POLARITY_MIN_WORDS):
@@ -555,7 +560,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
     origin = origin_against_any_place(a, b, similarity=similarity)
     if origin is not None and not statements_apart:  # "back to the branch that lent it" / "at any branch"
-        found.append(Contradiction("location", damping * ORIGIN_STRENGTH, *origin, a, b))
+        found.append(Contradiction("procedure", damping * ORIGIN_STRENGTH, *origin, a, b))
     widened = widened_channels(a, b, similarity=similarity)
     if widened is not None and not statements_apart:  # "only at the office" / "by video or at either office"
         found.append(Contradiction("procedure", damping * RESTRICTION_STRENGTH, *widened, a, b))

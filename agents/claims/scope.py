@@ -166,10 +166,10 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     """The scope of a claim; a category the claim leaves open is taken from its heading/title.
     `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
     def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
-        words = _words(STAFF_RE.sub(" ", EXCEPTION_CLAUSE_RE.sub(" ", piece)))
+        audience_words = _words(STAFF_RE.sub(" ", EXCEPTION_CLAUSE_RE.sub(" ", piece)))
         audience = set()
-        for position, word in enumerate(words):
-            following = words[position + 1] if position + 1 < len(words) else ""
+        for position, word in enumerate(audience_words):
+            following = audience_words[position + 1] if position + 1 < len(audience_words) else ""
             if word in NEEDS_PERSON_NOUN and following not in PERSON_NOUNS:
                 continue
             audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)

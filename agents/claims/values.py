@@ -186,6 +186,11 @@ def _period_after(text: str, end: int, start: int | None = None) -> str:
     return ""
 
 
+def _money_role(text: str, start: int) -> str:
+    """"threshold" for a condition ("orders over €50", "from £39"), else "amount"."""
+    return "threshold" if THRESHOLD_BEFORE_RE.search(text[max(0, start - 24):start]) else "amount"
+
+
 def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out = []
     for match in MONEY_RE.finditer(text):
@@ -194,8 +199,7 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             continue
         symbol = (price.currency or "").strip().lower()
         currency = CURRENCY_CODES.get(symbol, symbol.upper() or "?")
-        before = text[max(0, match.start() - 24):match.start()]
-        role = "threshold" if THRESHOLD_BEFORE_RE.search(before) else "amount"
+        role = _money_role(text, match.start())
         period = _period_after(text, match.end(), match.start())
         if PERIOD_RE.match(text[match.end():match.end() + 24]):  # "€10 a month": the period belongs to the price, it is no duration of its own
             taken.append((match.end(), match.end() + PERIOD_RE.match(text[match.end():match.end() + 24]).end()))
@@ -208,10 +212,8 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             continue
         # Pence are a pound's; cents could be a euro's or a dollar's, so they compare with any currency.
         currency = "GBP" if match.group(2).lower() in ("p", "pence") else "*"
-        before = text[max(0, match.start() - 24):match.start()]
         out.append(Value(MONEY, (currency, int(match.group(1)) / 100, _period_after(text, match.end(), match.start())),
-                         match.start(), match.end(), match.group(), unit=currency,
-                         role="threshold" if THRESHOLD_BEFORE_RE.search(before) else "amount"))
+                         match.start(), match.end(), match.group(), unit=currency, role=_money_role(text, match.start())))
         taken.append(match.span())
     return out
 
