@@ -6,7 +6,9 @@
 - a pair whose articles share no claim about the same thing (claim alignment below a similarity floor,
   or only sentences both state word for word) is about different things: it is not sent to the LLM and
   its "no conflict" is a verdict like any other;
-- a pair sent to the LLM is shown as its aligned claims, not whole articles (agents.excerpts);
+- a pair sent to the LLM is shown as its aligned claims, not whole articles (agents.excerpts), less the
+  claim pairs the LLM judged consistent before (in other pairs); a pair with none left is settled without it,
+  and a "no conflict" verdict makes every claim pair shown for it consistent (`consistent_claim_pairs`);
 - in `auto`, claim findings below CONFIRM_BELOW confidence go to the LLM for confirmation when one is
   configured: confirmed ones are recorded as found by "both", rejected ones are dropped.
 
@@ -21,7 +23,7 @@ import hashlib
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -33,6 +35,7 @@ from agents.types import (
 
 if TYPE_CHECKING:
     from agents.claims import ClaimVectors
+    from agents.excerpts import PairAlignment, SettledClaimPairs
 
 Detector = Literal["claims", "llm", "auto"]
 DETECTORS: tuple[str, ...] = ("claims", "llm", "auto")
@@ -66,6 +69,9 @@ class DetectionOutcome:
     dropped_invented_refs: int = 0
     dropped_bad_snippets: int = 0
     unrelated_pairs: int = 0  # not sent to the LLM: about different things
+    known_claim_pairs: int = 0  # not sent to the LLM: every aligned claim pair was judged consistent before
+    # Keys of claim pairs the LLM was shown for a pair it judged "no conflict" in this run (agents.excerpts).
+    consistent_claim_pairs: set[str] = field(default_factory=set)
     confirmed: int = 0  # claim findings the LLM confirmed (auto)
     rejected: int = 0  # claim findings the LLM did not confirm (auto): dropped
 
@@ -91,6 +97,12 @@ class DetectionPlan:
     unjudged: list[tuple[str, str]] = field(default_factory=list)  # pairs for the LLM (none without an LLM)
     # What the LLM is shown of each unjudged pair: its aligned claims per ref (none: the whole articles).
     excerpts: dict[tuple[str, str], dict[str, ClaimsShown]] = field(default_factory=dict)
+    claim_pairs: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # keys shown per unjudged pair
+    alignments: dict[tuple[str, str], PairAlignment] = field(default_factory=dict)  # awaiting plan_excerpts
+
+    def candidate_claim_pairs(self) -> set[str]:
+        """The keys of the claim pairs the excerpts of `alignments` could show."""
+        return set().union(*(alignment.candidate_keys() for alignment in self.alignments.values()))
 
     @property
     def needs_llm(self) -> bool:
@@ -152,9 +164,14 @@ def plan_detection(
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
     claim_vectors: ClaimVectors | None = None,
     claim_checks: ClaimChecks | None = None,
+    settled_claim_pairs: SettledClaimPairs | None = None,
+    defer_excerpts: bool = False,
 ) -> DetectionPlan:
     """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured.
-    `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory."""
+    `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory;
+    `settled_claim_pairs` (called once) tells which aligned claim pairs the LLM judged consistent before.
+    With `defer_excerpts` the aligned pairs wait in `plan.alignments` for the caller's plan_excerpts (a caller
+    that looks the settled claim pairs up in its own thread: plan.candidate_claim_pairs() says which)."""
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; expected one of {DETECTORS}")
     selected = _unique_by_ref(articles)
@@ -185,6 +202,7 @@ def plan_detection(
     # Sentence vectors align claims by meaning: then the LLM is shown a pair's aligned claims only, and a
     # pair whose only close claims are word-for-word shared sentences is settled here (agents.excerpts).
     aligned = claim_vectors is not None and claim_vectors.encoder is not None
+    left: list[tuple[str, str]] = []
     for a, b in itertools.combinations([article.ref for article in selected], 2):
         key = pair_key(a, b)
         if key in found:
@@ -197,18 +215,39 @@ def plan_detection(
         if key in unrelated and key not in to_confirm:
             _settle_unrelated(outcome, key)
             continue
-        if llm_config is None:
-            continue
-        if aligned:
-            from agents.excerpts import pair_excerpt  # with the claim detector's parsers, as _claim_findings
+        if llm_config is not None:
+            left.append(key)
+    if not aligned:
+        plan.unjudged += left
+        return plan
+    from agents.excerpts import PairAlignment  # with the claim detector's parsers, as _claim_findings
 
-            excerpt = pair_excerpt(by_ref[key[0]], by_ref[key[1]], vectors=claim_vectors, year=today.year,
-                                   must_show=to_confirm[key].snippets if key in to_confirm else None)
-            if not excerpt.related and key not in to_confirm:
+    plan.alignments = {key: PairAlignment(by_ref[key[0]], by_ref[key[1]], vectors=claim_vectors, year=today.year)
+                       for key in left}
+    if not defer_excerpts:
+        candidates = plan.candidate_claim_pairs()
+        plan_excerpts(plan, settled=settled_claim_pairs(candidates) if settled_claim_pairs and candidates else ())
+    return plan
+
+
+def plan_excerpts(plan: DetectionPlan, *, settled: Collection[str]) -> DetectionPlan:
+    """Decide what the LLM is shown of each aligned pair left (plan.alignments), less the claim pairs in
+    `settled` (judged consistent before): the pairs with something left to show become `unjudged`; a pair
+    whose aligned claim pairs were all judged before is settled here, as is one about different things."""
+    outcome, to_confirm = plan.outcome, plan.to_confirm
+    for key, alignment in plan.alignments.items():
+        excerpt = alignment.excerpt(settled=settled, must_show=to_confirm[key].snippets if key in to_confirm else None)
+        if not excerpt.related and key not in to_confirm:
+            if alignment.related:
+                outcome.known_claim_pairs += 1
+                outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="llm"))
+            else:
                 _settle_unrelated(outcome, key)
-                continue
-            plan.excerpts[key] = excerpt.claims
+            continue
+        plan.excerpts[key] = excerpt.claims
+        plan.claim_pairs[key] = excerpt.claim_pairs
         plan.unjudged.append(key)
+    plan.alignments = {}
     return plan
 
 
@@ -239,6 +278,9 @@ def complete_detection(
         elif verdict is not None:
             found.setdefault(key, verdict)
     outcome.judgements += [PairJudgement(refs=key, conflict=verdict) for key, verdict in (verdicts or {}).items()]
+    outcome.consistent_claim_pairs |= {claim_pair for key, verdict in (verdicts or {}).items()
+                                       if verdict is None
+                                       for claim_pair in plan.claim_pairs.get(key, ())}
     if call is not None:
         outcome.llm_calls = call.llm_calls
         outcome.tokens = call.tokens

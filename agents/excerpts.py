@@ -7,11 +7,19 @@ A claim that both articles state word for word is agreed: it is left out and ali
 whose only close claims are shared sentences, boilerplate or a copied paragraph, has nothing to
 contradict, and its "no conflict" is settled without the LLM).
 
+Each aligned claim pair shown has a key (`claim_pair_key`: both claims with their headings, in either order).
+When the LLM judges a pair "no conflict", every claim pair it was shown for it is judged consistent; a later
+pair of other articles is then shown only the claim pairs not judged yet (`settled`), and a pair whose aligned
+claim pairs were all judged before is settled without a call. The same two statements are compared once,
+however many article pairs (versions, copies, pages that reuse a paragraph) state them.
+
 Plain data: the claim vectors come in as the claim detector's ClaimVectors (the index's sentence model,
 or vectors stored per article version), so `agents` imports no models.
 """
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,15 +34,20 @@ from agents.types import ArticleText, ClaimsShown
 SHOW_FLOOR = ALIGN_FLOOR - 0.1
 MAX_CLAIMS_SHOWN = 8  # per article and pair: the closest ones (bounds what a long article costs)
 UNALIGNED = -1.0
+# Given the keys of some aligned claim pairs, the ones judged consistent before (their LLM verdict stands).
+SettledClaimPairs = Callable[[Collection[str]], Collection[str]]
 
 
 @dataclass(frozen=True)
 class PairExcerpt:
-    """The aligned claims of a pair (ref -> claims shown) and how close its closest differing claims are
-    (UNALIGNED when every claim of one article is also, word for word, in the other)."""
+    """The aligned claims of a pair (ref -> claims shown), how close its closest differing claims not judged
+    before are (UNALIGNED when every claim of one article is also, word for word, in the other, or when every
+    aligned claim pair was judged consistent before), and the keys of the aligned claim pairs shown: what a
+    "no conflict" verdict on the pair says is consistent."""
 
     claims: dict[str, ClaimsShown]
     similarity: float
+    claim_pairs: frozenset[str] = frozenset()
 
     @property
     def related(self) -> bool:
@@ -54,23 +67,75 @@ def _context(facts, title: str) -> str:
     return context
 
 
+def claim_pair_key(first: tuple[str, str], second: tuple[str, str]) -> str:
+    """The key of two claims, each (heading, text) as shown: the same in either order, blind to spacing and case."""
+    parts = sorted(f"{_same_words(context)}\x1f{_same_words(text)}" for context, text in (first, second))
+    return hashlib.blake2b("\x1e".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+class PairAlignment:
+    """Two articles' claims and the cosine of every claim of one with every claim of the other; claims both
+    state word for word are agreed and align with nothing. `candidate_keys` are the claim pairs an excerpt
+    could show: what to ask about before `excerpt` (plan_detection asks once for all of a turn's pairs)."""
+
+    def __init__(self, a: ArticleText, b: ArticleText, *, vectors: ClaimVectors, year: int) -> None:
+        self.a, self.b = a, b
+        self.facts_a, self.facts_b = analyse_text(a.title, a.body, year), analyse_text(b.title, b.body, year)
+        if not self.facts_a or not self.facts_b:
+            self.similarity = np.full((len(self.facts_a), len(self.facts_b)), UNALIGNED)
+            return
+        similarity = vectors.vectors(self.facts_a) @ vectors.vectors(self.facts_b).T
+        # A claim the other article also states word for word is agreed: it is neither shown nor aligned.
+        words_a = [_same_words(f.claim.text) for f in self.facts_a]
+        words_b = [_same_words(f.claim.text) for f in self.facts_b]
+        similarity[[i for i, w in enumerate(words_a) if w in set(words_b)], :] = UNALIGNED
+        similarity[:, [j for j, w in enumerate(words_b) if w in set(words_a)]] = UNALIGNED
+        self.similarity = similarity
+        self._keys: dict[tuple[int, int], str] = {}
+
+    @property
+    def related(self) -> bool:
+        """Some differing claims are about roughly the same thing, whether judged before or not."""
+        return bool(self.similarity.size) and float(self.similarity.max()) >= SHOW_FLOOR
+
+    def _shown(self, article: ArticleText, facts, i: int) -> tuple[str, str]:
+        return _context(facts[i], article.title), facts[i].claim.text
+
+    def _key(self, i: int, j: int) -> str:
+        if (i, j) not in self._keys:
+            self._keys[i, j] = claim_pair_key(self._shown(self.a, self.facts_a, i), self._shown(self.b, self.facts_b, j))
+        return self._keys[i, j]
+
+    def _aligned(self) -> list[tuple[int, int]]:
+        return [(int(i), int(j)) for i, j in zip(*np.nonzero(self.similarity >= SHOW_FLOOR))]
+
+    def candidate_keys(self) -> set[str]:
+        return {self._key(i, j) for i, j in self._aligned()}
+
+    def excerpt(self, *, settled: Collection[str] = (), must_show: dict[str, str] | None = None) -> PairExcerpt:
+        """The claims of each article that align (cosine >= SHOW_FLOOR) with a differing claim of the other in
+        a claim pair not in `settled`, the closest MAX_CLAIMS_SHOWN of each, and any claim whose text is
+        `must_show[ref]` (a finding's snippet)."""
+        if not self.facts_a or not self.facts_b:
+            return PairExcerpt(claims={self.a.ref: {}, self.b.ref: {}}, similarity=UNALIGNED)
+        similarity = self.similarity.copy()
+        for i, j in self._aligned():
+            if self._key(i, j) in settled:
+                similarity[i, j] = UNALIGNED
+        claims, chosen_by_side = {}, []
+        for article, facts, best in ((self.a, self.facts_a, similarity.max(axis=1)),
+                                     (self.b, self.facts_b, similarity.max(axis=0))):
+            chosen = {int(i) for i in np.argsort(-best, kind="stable")[:MAX_CLAIMS_SHOWN] if best[i] >= SHOW_FLOOR}
+            snippet = (must_show or {}).get(article.ref)
+            chosen |= {i for i, f in enumerate(facts) if snippet is not None and f.claim.text == snippet}
+            claims[article.ref] = {facts[i].claim.index: self._shown(article, facts, i) for i in sorted(chosen)}
+            chosen_by_side.append(chosen)
+        shown_pairs = frozenset(self._key(i, j) for i, j in self._aligned()
+                                if similarity[i, j] >= SHOW_FLOOR and i in chosen_by_side[0] and j in chosen_by_side[1])
+        return PairExcerpt(claims=claims, similarity=float(similarity.max()), claim_pairs=shown_pairs)
+
+
 def pair_excerpt(a: ArticleText, b: ArticleText, *, vectors: ClaimVectors, year: int,
-                 must_show: dict[str, str] | None = None) -> PairExcerpt:
-    """The claims of `a` and `b` that align (cosine >= SHOW_FLOOR) with a differing claim of the other, the
-    closest MAX_CLAIMS_SHOWN of each, and any claim whose text is `must_show[ref]` (a finding's snippet)."""
-    facts_a, facts_b = analyse_text(a.title, a.body, year), analyse_text(b.title, b.body, year)
-    if not facts_a or not facts_b:
-        return PairExcerpt(claims={a.ref: {}, b.ref: {}}, similarity=UNALIGNED)
-    similarity = vectors.vectors(facts_a) @ vectors.vectors(facts_b).T
-    # A claim the other article also states word for word is agreed: it is neither shown nor aligned.
-    words_a, words_b = [_same_words(f.claim.text) for f in facts_a], [_same_words(f.claim.text) for f in facts_b]
-    similarity[[i for i, w in enumerate(words_a) if w in set(words_b)], :] = UNALIGNED
-    similarity[:, [j for j, w in enumerate(words_b) if w in set(words_a)]] = UNALIGNED
-    claims = {}
-    for article, facts, best in ((a, facts_a, similarity.max(axis=1)), (b, facts_b, similarity.max(axis=0))):
-        chosen = {int(i) for i in np.argsort(-best, kind="stable")[:MAX_CLAIMS_SHOWN] if best[i] >= SHOW_FLOOR}
-        snippet = (must_show or {}).get(article.ref)
-        chosen |= {i for i, f in enumerate(facts) if snippet is not None and f.claim.text == snippet}
-        claims[article.ref] = {facts[i].claim.index: (_context(facts[i], article.title), facts[i].claim.text)
-                               for i in sorted(chosen)}
-    return PairExcerpt(claims=claims, similarity=float(similarity.max()))
+                 must_show: dict[str, str] | None = None, settled: Collection[str] = ()) -> PairExcerpt:
+    """The excerpt of one pair (PairAlignment.excerpt)."""
+    return PairAlignment(a, b, vectors=vectors, year=year).excerpt(settled=settled, must_show=must_show)

@@ -296,7 +296,7 @@ def this_design_results(*, events: list[Event]) -> dict:
     sums = runs.aggregate(calls=Sum("llm_calls"), tokens=Sum("tokens"), hits=Sum("cache_hits"),
                           found=Sum("conflicts_found"), dropped_refs=Sum("dropped_invented_refs"),
                           dropped_snippets=Sum("dropped_bad_snippets"), unrelated=Sum("unrelated_pairs"),
-                          confirmed=Sum("llm_confirmed"), rejected=Sum("llm_rejected"))
+                          known=Sum("known_claim_pairs"), confirmed=Sum("llm_confirmed"), rejected=Sum("llm_rejected"))
     with_call = runs.filter(batch_turns__gt=0)
     shared = dict(with_call.values_list("batch_turns").annotate(n=Count("id")).values_list("batch_turns", "n"))
     outcomes = dict(runs.values_list("outcome").annotate(n=Count("id")).values_list("outcome", "n"))
@@ -314,7 +314,7 @@ def this_design_results(*, events: list[Event]) -> dict:
             "outcomes": outcomes, "conflicts": conflicts, "verdicts": PairVerdict.objects.count(),
             "turn_pairs": [turn_pairs.get(i, set()) for i in range(len(events))],
             "dropped": (sums["dropped_refs"] or 0, sums["dropped_snippets"] or 0),
-            "unrelated": sums["unrelated"] or 0, "confirmed": sums["confirmed"] or 0,
+            "unrelated": sums["unrelated"] or 0, "known": sums["known"] or 0, "confirmed": sums["confirmed"] or 0,
             "rejected": sums["rejected"] or 0, "turns_with_call": with_call.count(), "shared": shared}
 
 
@@ -344,15 +344,26 @@ def recall(*, kb: KB, questions: list[Question], events: list[Event], turn_pairs
 # --- simulation of this design's call count, for the sweep ----------------------------------------
 
 class ClaimsMemo:
-    """Pairs the claim detector flags in a retrieval set, per set of refs, on the articles' generated texts.
+    """Pairs the claim detector flags in a retrieval set, per set of refs, on the articles' generated texts,
+    and each pair's claim alignment (what its excerpt shows, less the claim pairs judged before).
 
-    Edits in this bench change filler sentences only, so a set's claim flags are taken as version-independent;
-    the check against the real run shows how much that approximation costs (nothing, when the counts match).
+    Edits in this bench change filler sentences only, so a set's claim flags and a pair's alignment are taken as
+    version-independent; the check against the real run shows how much that approximation costs.
     """
 
     def __init__(self, kb: KB) -> None:
         self.kb = kb
         self.memo: dict[tuple[str, ...], frozenset] = {}
+        self.alignments: dict[tuple[str, str], object] = {}
+
+    def alignment(self, a: str, b: str):
+        if (a, b) not in self.alignments:
+            from agents.excerpts import PairAlignment
+            from conflicts.services.detection import claim_vectors
+
+            self.alignments[a, b] = PairAlignment(article_text(self.kb.articles[a]), article_text(self.kb.articles[b]),
+                                                  vectors=claim_vectors(), year=dt.date.today().year)
+        return self.alignments[a, b]
 
     def flagged(self, refs: tuple[str, ...]) -> frozenset:
         key = tuple(sorted(refs))
@@ -392,21 +403,25 @@ def simulate_calls(*, questions: list[Question], events: list[Event], claims: Cl
     (ref, version) for both sides. Such a turn joins the open window, or opens one (timing.wait_s); when the
     window closes its turns (at most max_turns; the rest form the next window at once) are packed into calls
     by agents.batching.pack_calls itself, and every pair sent is then cached (the oracle settles every pair
-    it is asked, listed or left out)."""
+    it is asked, listed or left out), the claim pairs shown for its "no conflict" pairs judged consistent."""
     from agents.batching import pack_calls
     from agents.detection import STATUS_OK, DetectionOutcome, DetectionPlan
     from agents.types import ArticleText
 
     version: Counter = Counter()
     cache: set = set()
+    settled: set[str] = set()  # claim pairs judged consistent (agents.excerpts)
     calls = 0
     window: list[DetectionPlan] = []
     ends = 0.0
 
     def unjudged(refs: tuple[str, ...], versions: dict[str, int]) -> list[tuple[str, str]]:
         flagged = claims.flagged(refs)
-        return [(a, b) for a, b in itertools.combinations(sorted(refs), 2)
+        left = [(a, b) for a, b in itertools.combinations(sorted(refs), 2)
                 if (a, b) not in flagged and (a, versions[a], b, versions[b]) not in cache]
+        # A pair whose aligned claim pairs were all judged before is settled (claim findings to confirm are
+        # always sent; the few unsure findings of this KB are ignored here, as the memo does).
+        return [(a, b) for a, b in left if claims.alignment(a, b).excerpt(settled=settled).related]
 
     def close(at: float) -> None:
         nonlocal calls, window, ends
@@ -419,6 +434,10 @@ def simulate_calls(*, questions: list[Question], events: list[Event], claims: Cl
             for plan in taken:
                 versions = {a.ref: int(a.body) for a in plan.articles}
                 cache.update((a, versions[a], b, versions[b]) for a, b in plan.unjudged)
+                # The oracle judges every pair asked; a "no conflict" makes the claim pairs shown consistent.
+                shown = [key for a, b in plan.unjudged if claims.kb.conflict(a, b) is None
+                         for key in claims.alignment(a, b).excerpt(settled=settled).claim_pairs]
+                settled.update(shown)
         ends = at
 
     for event, second in zip(events, timing.arrival):
@@ -535,7 +554,8 @@ def main() -> None:
           f"({timings['this_s'] / n * 1000:.1f} ms/turn incl. DB writes and claims); edits {timings['edits_s']:.1f} s; "
           f"seed calls on a side thread, waited {timings['seed_wait_s']:.1f} s at the end")
     print(f"this design: runs {this['outcomes']}, cache hits {this['cache_hits']} pairs, pairs about different things "
-          f"not sent {this['unrelated']}, claim findings confirmed/rejected by the LLM {this['confirmed']}/"
+          f"not sent {this['unrelated']}, pairs whose claim pairs were all judged before not sent {this['known']}, "
+          f"claim findings confirmed/rejected by the LLM {this['confirmed']}/"
           f"{this['rejected']}, PairVerdict rows {this['verdicts']}, dropped refs/snippets {this['dropped']}")
     print(f"batching: {run['windows']} windows opened; {this['turns_with_call']} turns had pairs for the LLM, by how "
           f"many turns shared their call(s): {dict(sorted(this['shared'].items()))}")

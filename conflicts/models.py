@@ -95,6 +95,7 @@ class DetectionRun(models.Model):
     # Pairs not sent to the LLM because their articles are about different things, and claim findings the
     # LLM confirmed / did not confirm (auto: a rejected one is dropped).
     unrelated_pairs = models.PositiveIntegerField(default=0)
+    known_claim_pairs = models.PositiveIntegerField(default=0)  # pairs whose claim pairs were all judged before
     llm_confirmed = models.PositiveIntegerField(default=0)
     llm_rejected = models.PositiveIntegerField(default=0)
     # Turns whose pairs were judged in the LLM call(s) this turn's pairs went to, this one included (1: a
@@ -313,6 +314,21 @@ class PairVerdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["version_low", "version_high"], name="verdict_unique_per_version_pair"),
             models.CheckConstraint(condition=models.Q(version_low__lt=models.F("version_high")), name="verdict_pair_ordered"),
+        ]
+
+
+class ClaimPairVerdict(models.Model):
+    """Two claims (each with its heading, as the LLM was shown them) from a pair it judged "no conflict": in
+    this knowledge base they are not shown to it again, whichever articles state them (agents.excerpts). Keyed
+    by the claims' text, so an edited article keeps the verdicts of the sentences it did not change."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=32)  # agents.excerpts.claim_pair_key
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["knowledge_base", "key"], name="claim_pair_verdict_unique_per_kb"),
         ]
 
 

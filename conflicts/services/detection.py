@@ -38,7 +38,7 @@ from agents.claims import ClaimVectors
 from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
 from agents.batching import judge_call, pack_calls
 from agents.detection import (
-    STATUS_CAPPED, ClaimChecks, DetectionPlan, complete_detection, plan_detection, uses_cached_verdicts,
+    STATUS_CAPPED, ClaimChecks, DetectionPlan, complete_detection, plan_detection, plan_excerpts, uses_cached_verdicts,
 )
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
@@ -53,6 +53,7 @@ from conflicts.models import (
     ActivityKind,
     ArticleUsage,
     Citation,
+    ClaimPairVerdict,
     Conflict,
     ConflictActivity,
     ConflictOccurrence,
@@ -498,9 +499,26 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
         cached=_cached_verdicts(usages=usages) if uses_cached_verdicts(setup.detector) else None,
         claim_vectors=claim_vectors(),
         claim_checks=claim_checks(),
+        defer_excerpts=True,  # the claim pairs judged before are looked up here, on this thread's connection
     )
     plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
+    if plan is not None and plan.alignments:
+        plan_excerpts(plan, settled=_settled_claim_pairs(knowledge_base_id=run.turn.knowledge_base_id,
+                                                         keys=plan.candidate_claim_pairs()))
     return _Check(run=run, usages=usages, plan=plan, failed=failed)
+
+
+def _settled_claim_pairs(*, knowledge_base_id: int, keys: set[str]) -> set[str]:
+    """Of `keys` (agents.excerpts.claim_pair_key), the claim pairs the LLM judged consistent in this knowledge base."""
+    if not keys:
+        return set()
+    return set(ClaimPairVerdict.objects.filter(knowledge_base_id=knowledge_base_id, key__in=list(keys))
+               .values_list("key", flat=True))
+
+
+def _claim_pair_verdicts_store(*, knowledge_base_id: int, keys: set[str]) -> None:
+    ClaimPairVerdict.objects.bulk_create([ClaimPairVerdict(knowledge_base_id=knowledge_base_id, key=key)
+                                          for key in sorted(keys)], ignore_conflicts=True)
 
 
 def _detect_claimed(run: DetectionRun) -> DetectionRun:
@@ -693,11 +711,13 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
             dropped_invented_refs=outcome.dropped_invented_refs,
             dropped_bad_snippets=outcome.dropped_bad_snippets,
             unrelated_pairs=outcome.unrelated_pairs,
+            known_claim_pairs=outcome.known_claim_pairs,
             llm_confirmed=outcome.confirmed,
             llm_rejected=outcome.rejected,
             batch_turns=check.batch_turns,
         )
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
+        _claim_pair_verdicts_store(knowledge_base_id=turn.knowledge_base_id, keys=outcome.consistent_claim_pairs)
         conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
         return run
 

@@ -2,15 +2,16 @@
 claims are sentences both articles state word for word (settled without the LLM). Real sentence vectors."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
 
 from agents.claims import RELATED_FLOOR, ClaimVectors, detect_claim_conflicts
-from agents.detection import run_detection
-from agents.excerpts import pair_excerpt
-from agents.llm_detector import excerpt_text
-from agents.types import ArticleText
+from agents.detection import complete_detection, plan_detection, run_detection
+from agents.excerpts import claim_pair_key, pair_excerpt
+from agents.llm_detector import detect_with_llm, excerpt_text, verdicts_from_result
+from agents.types import ArticleText, PairJudgement
 from articles.embeddings import embed_texts
 from tests.support.scripted_llm import answer, message_text, verdict, verdicts
 
@@ -82,3 +83,54 @@ def test_the_llm_is_shown_excerpts_and_a_boilerplate_pair_is_not_sent(scripted_l
     assert outcome.findings[0].snippets == {"hire": "A bike costs €12 per day.", "prices": "Hiring a bike costs €15 a day."}
     recorded = {j.refs: j.detector for j in outcome.judgements}
     assert recorded[("hire", "parking")] == "claims" and recorded[("parking", "prices")] == "claims"
+
+
+def test_a_claim_pair_key_is_the_same_in_either_order_and_changes_with_the_heading():
+    price, fare = ("Day prices", "Hiring a bike costs €15 a day."), ("", "A bike costs €12 per day.")
+    assert claim_pair_key(price, fare) == claim_pair_key(fare, price)
+    assert claim_pair_key(price, fare) == claim_pair_key(("day  PRICES", "hiring a bike costs €15 a  day."), fare)
+    assert claim_pair_key(price, fare) != claim_pair_key(("Group prices", price[1]), fare)
+
+
+def test_claim_pairs_judged_consistent_before_are_not_shown_again(store):
+    first = pair_excerpt(hire(), prices(), vectors=store, year=NOW.year)
+    assert first.related and first.claim_pairs
+    # Every aligned claim pair was judged before (in another pair of articles): nothing is left to ask.
+    again = pair_excerpt(hire(), prices(), vectors=store, year=NOW.year, settled=first.claim_pairs)
+    assert not again.related and again.claims == {"hire": {}, "prices": {}} and not again.claim_pairs
+    # A new statement about the same thing is shown, with what it aligns with, and nothing judged before.
+    extra = "Electric bikes are charged at the kiosk for €4 per hour."
+    newer = pair_excerpt(hire(" " + extra), prices(), vectors=store, year=NOW.year, settled=first.claim_pairs)
+    assert newer.related and newer.claim_pairs and not newer.claim_pairs & first.claim_pairs
+    assert [text for _, text in newer.claims["hire"].values()] == [extra]
+
+
+def test_a_no_conflict_verdict_makes_the_claim_pairs_shown_consistent_and_settles_later_pairs(scripted_llm, store):
+    scripted_llm.push(answer(verdicts(verdict("hire", "prices", conflict=False))))
+    config = scripted_llm.config()
+    judged = plan_detection(articles=[hire(), prices()], detector="llm", now=NOW, llm_config=config,
+                            claim_vectors=store)
+    assert judged.unjudged == [("hire", "prices")]
+    result = detect_with_llm(articles=judged.articles, pairs=judged.unjudged, config=config, now=NOW,
+                             excerpts=judged.shown(judged.unjudged))
+    outcome = complete_detection(judged, verdicts=verdicts_from_result(result), call=result)
+    assert outcome.consistent_claim_pairs == set(judged.claim_pairs[("hire", "prices")])
+
+    # The same statements in a copy under another ref: settled without a call, as judged by the LLM.
+    copy = dataclasses.replace(hire(), ref="hire-copy")
+    asked = []
+    later = plan_detection(articles=[copy, prices()], detector="llm", now=NOW, llm_config=config, claim_vectors=store,
+                           settled_claim_pairs=lambda keys: asked.append(set(keys)) or outcome.consistent_claim_pairs)
+    assert later.unjudged == [] and later.outcome.known_claim_pairs == 1
+    assert later.outcome.judgements == [PairJudgement(refs=("hire-copy", "prices"), conflict=None, detector="llm")]
+    assert len(asked) == 1 and asked[0] == outcome.consistent_claim_pairs  # one lookup for the whole turn
+    assert len(scripted_llm.requests) == 1
+
+
+def test_a_conflict_verdict_makes_nothing_consistent(scripted_llm, store):
+    scripted_llm.push(answer(verdicts(verdict("hire", "prices", type="price", explanation="€12 against €15",
+                                              snippets={"hire": "A bike costs €12 per day.",
+                                                        "prices": "Hiring a bike costs €15 a day."}))))
+    outcome = run_detection(articles=[hire(), prices()], detector="llm", now=NOW, llm_config=scripted_llm.config(),
+                            claim_vectors=store)
+    assert [f.refs for f in outcome.findings] == [("hire", "prices")] and outcome.consistent_claim_pairs == set()

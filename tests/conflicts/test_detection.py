@@ -252,3 +252,35 @@ def test_a_check_locks_its_run_with_the_outcome_write_before_recording_what_it_f
                          if s.startswith('UPDATE "conflicts_detectionrun"') and "'ok'" in s)
     occurrence_insert = next(i for i, s in enumerate(statements) if s.startswith('INSERT INTO "conflicts_conflictoccurrence"'))
     assert outcome_write < occurrence_insert
+
+
+@pytest.mark.django_db
+def test_statements_judged_consistent_are_not_asked_about_again_in_this_knowledge_base(kb, other_kb, llm_detection):
+    from articles.models import ArticleVersion
+    from conflicts.models import ClaimPairVerdict
+    from tests.factories import make_article
+
+    hours = "The ticket office opens at 8 am. Bikes can be hired at the pier."
+    late = "The ticket office opens at 8 am on weekdays. Bikes can be hired at the pier until 5 pm."
+    for base in (kb, other_kb):
+        make_article(base, "faq-hours", hours, index=False)
+        make_article(base, "web-hours", late, index=False)
+        make_article(base, "pdf-hours", hours, index=False)  # the same text as faq-hours, under another ref
+    llm_detection.push(answer(verdicts(verdict("faq-hours", "web-hours", conflict=False))))
+    first = turn_detect(turn_id=report(kb, "t-1", refs=("faq-hours", "web-hours")).pk)
+    assert first.llm_calls == 1 and first.known_claim_pairs == 0
+    stored = set(ClaimPairVerdict.objects.filter(knowledge_base=kb).values_list("key", flat=True))
+    assert stored and not ClaimPairVerdict.objects.filter(knowledge_base=other_kb).exists()
+
+    # Another pair of articles stating the same statements: its "no conflict" comes from those verdicts.
+    second = turn_detect(turn_id=report(kb, "t-2", refs=("pdf-hours", "web-hours")).pk)
+    assert second.outcome == DetectionOutcome.OK and second.llm_calls == 0 and second.known_claim_pairs == 1
+    assert len(llm_detection.requests) == 1
+    pdf, web = (ArticleVersion.objects.get(article__knowledge_base=kb, article__external_ref=ref) for ref in ("pdf-hours", "web-hours"))
+    verdict_row = PairVerdict.objects.get(version_low_id=min(pdf.pk, web.pk), version_high_id=max(pdf.pk, web.pk))
+    assert not verdict_row.is_conflict and verdict_row.detector == "llm"
+
+    # Verdicts belong to their knowledge base: another business's same texts are asked about.
+    llm_detection.push(answer(verdicts(verdict("pdf-hours", "web-hours", conflict=False))))
+    elsewhere = turn_detect(turn_id=report(other_kb, "t-3", refs=("pdf-hours", "web-hours")).pk)
+    assert elsewhere.llm_calls == 1 and elsewhere.known_claim_pairs == 0
