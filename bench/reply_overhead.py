@@ -184,7 +184,8 @@ class Segments:
 
     STEPS = (("conflicts.services.answering", "search"), ("conflicts.services.answering", "turn_report"),
              ("conflicts.services.answering", "answer_compose"), ("conflicts.services.answering", "turn_reply_record"),
-             ("kbreview.jobs", "send"))
+             ("kbreview.jobs", "send"), ("articles.selectors", "embed_text"), ("articles.selectors", "_vector_candidates"),
+             ("articles.selectors", "_text_candidates"))
 
     def __init__(self, *, enabled: bool) -> None:
         import contextlib

@@ -198,6 +198,7 @@ class DetectionOut(Schema):
     conflicts_found: int
     batch_turns: int  # turns judged in the LLM call(s) this turn's pairs went to, itself included; 0: no call
     unrelated_pairs: int  # pairs about different things: not sent to the LLM
+    known_claim_pairs: int  # pairs whose statements the LLM had all judged consistent in other pairs: not sent
     llm_confirmed: int  # claim findings the LLM confirmed
     llm_rejected: int  # claim findings the LLM did not confirm (dropped)
 

@@ -474,6 +474,7 @@ class DetectionHealth:
     llm_calls: int
     batched_turns: int = 0  # turns whose pairs shared an LLM call with other turns
     unrelated_pairs: int = 0  # pairs about different things, not sent to the LLM
+    known_claim_pairs: int = 0  # pairs whose statements the LLM had all judged in other pairs, not sent
     llm_confirmed: int = 0  # claim findings the LLM confirmed
     llm_rejected: int = 0  # claim findings the LLM did not confirm (dropped)
 
@@ -490,6 +491,7 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         llm_calls=Sum("llm_calls"),
         batched_turns=Count("pk", filter=Q(batch_turns__gt=1)),
         unrelated_pairs=Sum("unrelated_pairs"),
+        known_claim_pairs=Sum("known_claim_pairs"),
         llm_confirmed=Sum("llm_confirmed"),
         llm_rejected=Sum("llm_rejected"),
         **{f"n_{value}": Count("pk", filter=Q(outcome=value)) for value in DetectionOutcome.values},
@@ -504,6 +506,7 @@ def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.
         llm_calls=figures["llm_calls"] or 0,
         batched_turns=figures["batched_turns"],
         unrelated_pairs=figures["unrelated_pairs"] or 0,
+        known_claim_pairs=figures["known_claim_pairs"] or 0,
         llm_confirmed=figures["llm_confirmed"] or 0,
         llm_rejected=figures["llm_rejected"] or 0,
     )

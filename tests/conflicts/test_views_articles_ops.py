@@ -160,15 +160,17 @@ def test_ops_detection_health_shows_what_the_llm_was_spared(client, kb, other_kb
     for i, (batch, unrelated, confirmed, rejected) in enumerate([(3, 2, 1, 0), (3, 0, 0, 1), (1, 5, 0, 0), (0, 1, 0, 0)]):
         turn = Turn.objects.create(knowledge_base=kb, external_id=f"t{i}", question="q")
         DetectionRun.objects.create(turn=turn, outcome="ok", batch_turns=batch, unrelated_pairs=unrelated,
-                                    llm_confirmed=confirmed, llm_rejected=rejected)
+                                    known_claim_pairs=unrelated + 1, llm_confirmed=confirmed, llm_rejected=rejected)
     foreign = Turn.objects.create(knowledge_base=other_kb, external_id="f", question="q")
-    DetectionRun.objects.create(turn=foreign, outcome="ok", batch_turns=5, unrelated_pairs=50)
+    DetectionRun.objects.create(turn=foreign, outcome="ok", batch_turns=5, unrelated_pairs=50, known_claim_pairs=50)
     client.force_login(ops)
     response = client.get(reverse("ops_home"))
     health = response.context["health"]
-    assert (health.batched_turns, health.unrelated_pairs, health.llm_confirmed, health.llm_rejected) == (2, 8, 1, 1)
+    assert (health.batched_turns, health.unrelated_pairs, health.known_claim_pairs, health.llm_confirmed,
+            health.llm_rejected) == (2, 8, 12, 1, 1)
     html = response.content.decode()
     assert '<strong class="batched-turns">2</strong>' in html and '<strong class="unrelated-pairs">8</strong>' in html
+    assert '<strong class="known-claim-pairs">12</strong>' in html
 
 
 def test_ops_api_token_create_shows_it_once_and_revoke(client, kb, ops):
