@@ -385,6 +385,7 @@ def turn_detail(request, external_id: str):
             "conflicts_found": run.conflicts_found,
             "batch_turns": run.batch_turns,
             "unrelated_pairs": run.unrelated_pairs,
+            "known_claim_pairs": run.known_claim_pairs,
             "llm_confirmed": run.llm_confirmed,
             "llm_rejected": run.llm_rejected,
         },

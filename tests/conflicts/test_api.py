@@ -142,11 +142,11 @@ def test_turn_detail_shows_what_the_check_saved_on_the_llm(api, kb, fare_article
 
     turn, _ = turn_report(knowledge_base=kb, external_id="chat-9", question="Fares?",
                           retrieved=[RetrievedRef(ref="faq-fare-old", rank=1), RetrievedRef(ref="web-fares", rank=2)])
-    DetectionRun.objects.filter(turn=turn).update(outcome="ok", batch_turns=3, unrelated_pairs=4, llm_confirmed=1,
-                                                  llm_rejected=2)
+    DetectionRun.objects.filter(turn=turn).update(outcome="ok", batch_turns=3, unrelated_pairs=4, known_claim_pairs=5,
+                                                  llm_confirmed=1, llm_rejected=2)
     detection = api("get", "/turns/chat-9").json()["detection"]
-    assert (detection["batch_turns"], detection["unrelated_pairs"], detection["llm_confirmed"],
-            detection["llm_rejected"]) == (3, 4, 1, 2)
+    assert (detection["batch_turns"], detection["unrelated_pairs"], detection["known_claim_pairs"],
+            detection["llm_confirmed"], detection["llm_rejected"]) == (3, 4, 5, 1, 2)
 
 
 @pytest.mark.django_db
