@@ -26,6 +26,7 @@ import numpy as np
 
 from agents.claims import ALIGN_FLOOR, ClaimVectors
 from agents.claims.analysis import analyse_text
+from agents.claims.compare import own_page_siblings
 from agents.types import ArticleText, ClaimsShown
 
 # The LLM is there for the contradictions the claim detector cannot read, often phrased quite differently
@@ -80,6 +81,7 @@ class PairAlignment:
 
     def __init__(self, a: ArticleText, b: ArticleText, *, vectors: ClaimVectors, year: int) -> None:
         self.a, self.b = a, b
+        self._keys: dict[tuple[int, int], str] = {}
         self.facts_a, self.facts_b = analyse_text(a.title, a.body, year), analyse_text(b.title, b.body, year)
         if not self.facts_a or not self.facts_b:
             self.similarity = np.full((len(self.facts_a), len(self.facts_b)), UNALIGNED)
@@ -90,8 +92,11 @@ class PairAlignment:
         words_b = [_same_words(f.claim.text) for f in self.facts_b]
         similarity[[i for i, w in enumerate(words_a) if w in set(words_b)], :] = UNALIGNED
         similarity[:, [j for j, w in enumerate(words_b) if w in set(words_a)]] = UNALIGNED
+        # One template sentence on two products' own pages says each product's own thing: nothing to compare.
+        for i, j in zip(*np.nonzero(similarity >= SHOW_FLOOR)):
+            if own_page_siblings(self.facts_a[i], self.facts_b[j]):
+                similarity[i, j] = UNALIGNED
         self.similarity = similarity
-        self._keys: dict[tuple[int, int], str] = {}
 
     @property
     def related(self) -> bool:

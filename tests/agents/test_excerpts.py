@@ -134,3 +134,15 @@ def test_a_conflict_verdict_makes_nothing_consistent(scripted_llm, store):
     outcome = run_detection(articles=[hire(), prices()], detector="llm", now=NOW, llm_config=scripted_llm.config(),
                             claim_vectors=store)
     assert [f.refs for f in outcome.findings] == [("hire", "prices")] and outcome.consistent_claim_pairs == set()
+
+
+def test_one_template_sentence_on_two_products_own_pages_is_nothing_to_compare(store):
+    def page(ref: str, product: str, extra: str = "") -> ArticleText:
+        return ArticleText(ref=ref, title=f"{product} Plan: help", body=(
+            f"Questions about the {product} Plan are answered by our help team within a day.{extra}"))
+
+    siblings = pair_excerpt(page("lite", "Lite"), page("max", "Max"), vectors=store, year=NOW.year)
+    assert not siblings.related and siblings.claims == {"lite": {}, "max": {}}
+    # The same swap in pages that do not name those products in their titles: the copies disagree on a name.
+    unnamed = [dataclasses.replace(page(ref, product), title="Help") for ref, product in (("lite", "Lite"), ("max", "Max"))]
+    assert pair_excerpt(*unnamed, vectors=store, year=NOW.year).related
