@@ -12,7 +12,8 @@ as the rules allow, and each call's verdicts go back to the turns whose pairs it
 - an article is shown as the union of its aligned claims over the call's pairs (agents.excerpts), or whole
   when one of its pairs has none;
 - turns are packed first-fit in the order given (arrival order); the turn that opened a call pays for it
-  (its run records the call, the tokens and the dropped items), so totals over turns are exact.
+  (its run records the call, the tokens, the dropped items and the claim pairs the call found consistent),
+  so totals over turns are exact; a call's claim pairs are those of the excerpts it showed.
 
 A failed call (timeout, HTTP error, invalid JSON) is a failure of every turn that needs one of its
 verdicts: the caller records each of them as failed open. Plain data only: no Django, no settings.
@@ -26,7 +27,7 @@ from typing import Mapping, Sequence
 from agents.detection import DetectionPlan, shown_for
 from agents.llm import LLMConfig
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ClaimsShown, ConflictFinding, DetectionResult
+from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult
 
 # Two refs with the texts the turn saw: the same pair on other texts is another question for the LLM.
 PairTexts = tuple[ArticleText, ArticleText]
@@ -39,6 +40,7 @@ class BatchCall:
     articles: dict[str, ArticleText] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
     excerpts: dict[tuple[str, str], dict[str, ClaimsShown]] = field(default_factory=dict)  # what is shown per pair
+    claim_pairs: dict[tuple[str, str], ClaimPairsShown] = field(default_factory=dict)  # the claim pairs that shows
     members: list[int] = field(default_factory=list)  # plans needing a verdict of this call; the first pays
     now: dt.date | None = None
 
@@ -107,6 +109,7 @@ def pack_calls(plans: Sequence[DetectionPlan], *, max_pairs: int,
                 call.articles.setdefault(ref, text)
             call.pairs += new
             call.excerpts.update({key: plan.excerpts[key] for key in new if key in plan.excerpts})
+            call.claim_pairs.update({key: plan.claim_pairs[key] for key in new if key in plan.claim_pairs})
             batch.where.update({_pair_texts(key, texts): number for key in new})
             needed.add(number)
         for number in sorted(needed):
@@ -117,7 +120,7 @@ def pack_calls(plans: Sequence[DetectionPlan], *, max_pairs: int,
 def judge_call(call: BatchCall, *, config: LLMConfig) -> DetectionResult:
     """One call for every pair of `call`. Raises LLMError on any call failure (the caller fails its turns open)."""
     return detect_with_llm(articles=list(call.articles.values()), pairs=call.pairs, config=config, now=call.now,
-                           excerpts=shown_for(call.pairs, call.excerpts))
+                           excerpts=shown_for(call.pairs, call.excerpts), claim_pairs=call.claim_pairs)
 
 
 def _texts(plan: DetectionPlan) -> dict[str, ArticleText]:

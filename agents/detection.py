@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Literal
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
 from agents.types import (
-    MAX_ARTICLES_CHECKED, ArticleText, ClaimsShown, ConflictFinding, DetectionResult, PairJudgement, pair_key,
+    MAX_ARTICLES_CHECKED, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult, PairJudgement, pair_key,
 )
 
 if TYPE_CHECKING:
@@ -70,7 +70,8 @@ class DetectionOutcome:
     dropped_bad_snippets: int = 0
     unrelated_pairs: int = 0  # not sent to the LLM: about different things
     known_claim_pairs: int = 0  # not sent to the LLM: every aligned claim pair was judged consistent before
-    # Keys of claim pairs the LLM was shown for a pair it judged "no conflict" in this run (agents.excerpts).
+    # Keys of the claim pairs the call this run paid for showed only for pairs it judged "no conflict"
+    # (agents.llm_detector): what the caller records as judged consistent.
     consistent_claim_pairs: set[str] = field(default_factory=set)
     confirmed: int = 0  # claim findings the LLM confirmed (auto)
     rejected: int = 0  # claim findings the LLM did not confirm (auto): dropped
@@ -97,7 +98,7 @@ class DetectionPlan:
     unjudged: list[tuple[str, str]] = field(default_factory=list)  # pairs for the LLM (none without an LLM)
     # What the LLM is shown of each unjudged pair: its aligned claims per ref (none: the whole articles).
     excerpts: dict[tuple[str, str], dict[str, ClaimsShown]] = field(default_factory=dict)
-    claim_pairs: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # keys shown per unjudged pair
+    claim_pairs: dict[tuple[str, str], ClaimPairsShown] = field(default_factory=dict)  # shown per unjudged pair
     alignments: dict[tuple[str, str], PairAlignment] = field(default_factory=dict)  # awaiting plan_excerpts
 
     def candidate_claim_pairs(self) -> set[str]:
@@ -151,7 +152,7 @@ def run_detection(
     if not plan.needs_llm:
         return complete_detection(plan)
     result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=llm_config, now=plan.now,
-                             excerpts=plan.shown(plan.unjudged))
+                             excerpts=plan.shown(plan.unjudged), claim_pairs=plan.claim_pairs)
     return complete_detection(plan, verdicts=verdicts_from_result(result), call=result)
 
 
@@ -278,10 +279,8 @@ def complete_detection(
         elif verdict is not None:
             found.setdefault(key, verdict)
     outcome.judgements += [PairJudgement(refs=key, conflict=verdict) for key, verdict in (verdicts or {}).items()]
-    outcome.consistent_claim_pairs |= {claim_pair for key, verdict in (verdicts or {}).items()
-                                       if verdict is None
-                                       for claim_pair in plan.claim_pairs.get(key, ())}
     if call is not None:
+        outcome.consistent_claim_pairs |= call.consistent_claim_pairs
         outcome.llm_calls = call.llm_calls
         outcome.tokens = call.tokens
         outcome.model = call.model

@@ -7,11 +7,12 @@ A claim that both articles state word for word is agreed: it is left out and ali
 whose only close claims are shared sentences, boilerplate or a copied paragraph, has nothing to
 contradict, and its "no conflict" is settled without the LLM).
 
-Each aligned claim pair shown has a key (`claim_pair_key`: both claims with their headings, in either order).
+Each aligned claim pair shown has a key (`claim_pair_key`: both claims with their titles and headings).
 When the LLM judges a pair "no conflict", every claim pair it was shown for it is judged consistent; a later
 pair of other articles is then shown only the claim pairs not judged yet (`settled`), and a pair whose aligned
 claim pairs were all judged before is settled without a call. The same two statements are compared once,
-however many article pairs (versions, copies, pages that reuse a paragraph) state them.
+in every pair of articles that shows them under the same titles and headings (an edited article keeps the
+verdicts of the sentences it did not change; copies of a page share them).
 
 Plain data: the claim vectors come in as the claim detector's ClaimVectors (the index's sentence model,
 or vectors stored per article version), so `agents` imports no models.
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from agents.claims import ALIGN_FLOOR, ClaimVectors
 from agents.claims.analysis import analyse_text
 from agents.claims.compare import own_page_siblings
-from agents.types import ArticleText, ClaimsShown
+from agents.types import ArticleText, ClaimPairsShown, ClaimsShown
 
 # The LLM is there for the contradictions the claim detector cannot read, often phrased quite differently
 # ("activate it in the app" against "an engineer switches it on at your home"), so it is shown claims about
@@ -48,7 +49,7 @@ class PairExcerpt:
 
     claims: dict[str, ClaimsShown]
     similarity: float
-    claim_pairs: frozenset[str] = frozenset()
+    claim_pairs: ClaimPairsShown = field(default_factory=dict)
 
     @property
     def related(self) -> bool:
@@ -68,9 +69,11 @@ def _context(facts, title: str) -> str:
     return context
 
 
-def claim_pair_key(first: tuple[str, str], second: tuple[str, str]) -> str:
-    """The key of two claims, each (heading, text) as shown: the same in either order, blind to spacing and case."""
-    parts = sorted(f"{_same_words(context)}\x1f{_same_words(text)}" for context, text in (first, second))
+def claim_pair_key(first: tuple[str, ...], second: tuple[str, ...]) -> str:
+    """The key of two claims, each (article title, heading, text) as the LLM is shown them: the same in either
+    order, blind to spacing and case. The title counts: it can be all that tells two products or years apart
+    ("Lite plan" / "Max plan"), and a "no conflict" said for that reason holds for those pages only."""
+    parts = sorted("\x1f".join(_same_words(part) for part in claim) for claim in (first, second))
     return hashlib.blake2b("\x1e".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -108,7 +111,8 @@ class PairAlignment:
 
     def _key(self, i: int, j: int) -> str:
         if (i, j) not in self._keys:
-            self._keys[i, j] = claim_pair_key(self._shown(self.a, self.facts_a, i), self._shown(self.b, self.facts_b, j))
+            self._keys[i, j] = claim_pair_key((self.a.title, *self._shown(self.a, self.facts_a, i)),
+                                              (self.b.title, *self._shown(self.b, self.facts_b, j)))
         return self._keys[i, j]
 
     def _aligned(self) -> list[tuple[int, int]]:
@@ -135,8 +139,9 @@ class PairAlignment:
             chosen |= {i for i, f in enumerate(facts) if snippet is not None and f.claim.text == snippet}
             claims[article.ref] = {facts[i].claim.index: self._shown(article, facts, i) for i in sorted(chosen)}
             chosen_by_side.append(chosen)
-        shown_pairs = frozenset(self._key(i, j) for i, j in self._aligned()
-                                if similarity[i, j] >= SHOW_FLOOR and i in chosen_by_side[0] and j in chosen_by_side[1])
+        shown_pairs = {self._key(i, j): ((self.a.ref, self.facts_a[i].claim.text), (self.b.ref, self.facts_b[j].claim.text))
+                       for i, j in self._aligned()
+                       if similarity[i, j] >= SHOW_FLOOR and i in chosen_by_side[0] and j in chosen_by_side[1]}
         return PairExcerpt(claims=claims, similarity=float(similarity.max()), claim_pairs=shown_pairs)
 
 

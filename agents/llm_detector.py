@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from agents.llm import LLMConfig, complete_json_reply, with_max_items
 from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
-from agents.types import CONFLICT_TYPES, ArticleText, ClaimsShown, ConflictFinding, DetectionResult, pair_key
+from agents.types import CONFLICT_TYPES, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult, pair_key
 
 NO_CONFLICT_TYPE = "none"
 # Bounds the prompt for very long articles (a PDF chapter); snippets are still checked against the full text.
@@ -114,6 +114,7 @@ def detect_with_llm(
     config: LLMConfig,
     now: dt.date | None = None,
     excerpts: Mapping[str, ClaimsShown] | None = None,
+    claim_pairs: Mapping[tuple[str, str], ClaimPairsShown] | None = None,
 ) -> DetectionResult:
     """Judge `pairs` (refs of `articles`) in one LLM call. Raises LLMError on any call failure.
 
@@ -123,6 +124,11 @@ def detect_with_llm(
     judged_pairs holds every requested pair the answer settled: the pairs the model listed with a
     valid verdict, and the pairs it left out (which the prompt defines as "no conflict"), except
     when a dropped item leaves doubt about which pair it meant.
+
+    consistent_claim_pairs holds the keys of `claim_pairs` (per pair: the claim pairs its excerpt shows) that
+    the prompt really held (an article cut at MAX_ARTICLE_CHARS loses its later claims) and that the call
+    showed only for pairs it judged "no conflict": a claim pair also shown for a pair it judged a conflict is
+    left out, whichever of the two it was about.
     """
     by_ref = {article.ref: article for article in articles}
     requested: list[tuple[str, str]] = []
@@ -152,9 +158,11 @@ def detect_with_llm(
                 findings.append(checked.verdicts[key])
         elif checked.fully_invented_items == 0 and not (set(key) & checked.refs_under_doubt):
             judged.append(key)  # left out by the model: "no conflict" by the prompt's rule
+    sent = {ref: sent_body(by_ref[ref], excerpts) for ref in _refs_in_order(articles, requested)}
     return DetectionResult(
         findings=findings,
         judged_pairs=judged,
+        consistent_claim_pairs=_consistent_claim_pairs(claim_pairs or {}, judged=judged, findings=findings, sent=sent),
         llm_calls=reply.calls,  # 2 when `auto` learnt this endpoint's JSON mode on this call
         tokens=reply.tokens,
         dropped_invented_refs=checked.dropped_invented_refs,
@@ -187,10 +195,7 @@ def build_user_prompt(
         attributes = f'ref="{quote_attribute(article.ref)}" source="{quote_attribute(article.source)}"'
         if article.updated_at is not None:
             attributes += f' updated="{article.updated_at.isoformat()}"'
-        if article.ref in excerpts:
-            body = excerpt_text(excerpts[article.ref])  # starts with [...]: the note says what that means
-        else:
-            body = article.body
+        body = _full_body(article, excerpts)
         if len(body) > MAX_ARTICLE_CHARS:
             body = body[:MAX_ARTICLE_CHARS] + " [...truncated]"
         parts.append(f"<article {attributes}>\n{_neutralise(article.title)}\n\n{_neutralise(body)}\n</article>")
@@ -240,6 +245,30 @@ def check_answer(
             refs=key, type=conflict_type, explanation=item["explanation"].strip(), snippets=snippets, detector="llm"
         )
     return _Checked(verdicts, invented, bad_snippets, frozenset(under_doubt), fully_invented)
+
+
+def _full_body(article: ArticleText, excerpts: Mapping[str, ClaimsShown] | None) -> str:
+    # An excerpt starts with [...]: the note says what that means.
+    claims = (excerpts or {}).get(article.ref)
+    return excerpt_text(claims) if claims else article.body
+
+
+def sent_body(article: ArticleText, excerpts: Mapping[str, ClaimsShown] | None) -> str:
+    """The text of `article` a prompt holds: its excerpt when it has one, else its body; at most
+    MAX_ARTICLE_CHARS of it."""
+    return _full_body(article, excerpts)[:MAX_ARTICLE_CHARS]
+
+
+def _consistent_claim_pairs(
+    claim_pairs: Mapping[tuple[str, str], ClaimPairsShown], *, judged: list[tuple[str, str]],
+    findings: list[ConflictFinding], sent: Mapping[str, str],
+) -> frozenset[str]:
+    conflicting = {finding.refs for finding in findings}
+    doubtful = {key for pair, shown in claim_pairs.items() if pair in conflicting for key in shown}
+    return frozenset(
+        key for pair in judged if pair not in conflicting
+        for key, ((ref_a, text_a), (ref_b, text_b)) in claim_pairs.get(pair, {}).items()
+        if key not in doubtful and text_a in sent.get(ref_a, "") and text_b in sent.get(ref_b, ""))
 
 
 def excerpt_text(claims: ClaimsShown) -> str:

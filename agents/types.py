@@ -36,6 +36,9 @@ RECORDED_TYPE_LABELS: dict[str, str] = {**CONFLICT_TYPE_LABELS, **ARTICLE_FINDIN
 # What the LLM is shown of an article for some pairs (agents.excerpts): the aligned claims only, as
 # claim index -> (its heading or the question it answers, its text exactly as in the body).
 ClaimsShown = dict[int, tuple[str, str]]
+# The claim pairs an excerpt shows for one pair of articles: key (agents.excerpts.claim_pair_key) -> each
+# claim's (ref, text), so a call can tell which of them its prompt really held.
+ClaimPairsShown = dict[str, tuple[tuple[str, str], tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class DetectionResult:
     dropped_invented_refs: int = 0
     dropped_bad_snippets: int = 0
     model: str = ""
+    # Keys of the claim pairs (agents.excerpts) this call showed only for pairs it judged "no conflict".
+    consistent_claim_pairs: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

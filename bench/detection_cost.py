@@ -18,7 +18,8 @@ an oracle that knows the planted pairs:
 - this design, through the real path: conflicts.services.turn_report, then the Celery task's service
   turn_detect as a worker runs it (DETECTION_DETECTOR "auto": sure claim findings stand, unsure ones are
   confirmed by the LLM, pairs about different things and pairs in the PairVerdict cache (keyed by article
-  versions) are not sent; turns with pairs for the LLM that arrive within DETECTION_BATCH_WAIT_MS share one
+  versions) are not sent, nor pairs whose aligned claim pairs a call judged consistent before under the same
+  titles and headings (ClaimPairVerdict: after an edit, the sentences it left alone); turns with pairs for the LLM that arrive within DETECTION_BATCH_WAIT_MS share one
   call: the first opens a gate and a wake-up message for its end judges them). The replay plays the workers,
   the wake-up messages and the clock (class Workers). Calls and tokens are read from DetectionRun rows, recall from
   Conflict / ConflictOccurrence rows.

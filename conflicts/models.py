@@ -318,12 +318,14 @@ class PairVerdict(models.Model):
 
 
 class ClaimPairVerdict(models.Model):
-    """Two claims (each with its heading, as the LLM was shown them) from a pair it judged "no conflict": in
-    this knowledge base they are not shown to it again, whichever articles state them (agents.excerpts). Keyed
-    by the claims' text, so an edited article keeps the verdicts of the sentences it did not change."""
+    """Two claims (each with its article's title and its heading, as the LLM was shown them) that a call showed
+    only for pairs it judged "no conflict": in this knowledge base they are not shown to it again, in whichever
+    pair of articles states them under those titles and headings (agents.excerpts). Keyed by text, not by
+    version, so an edited article keeps the verdicts of the sentences it did not change."""
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=32)  # agents.excerpts.claim_pair_key
+    model = models.CharField(max_length=200, blank=True)  # the LLM that judged them
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

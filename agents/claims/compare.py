@@ -475,15 +475,18 @@ def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[
 def own_page_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
     """One template sentence on each product's own page ("Our Lite team …" / "Our Max team …"): the claims
     differ only in a name, and each names the page it stands on. Each says something of its own subject."""
-    near_copy = _near_copy_difference(a, b)
-    return near_copy is not None and near_copy[3] and _each_names_its_own_page(a, near_copy[1], b, near_copy[2])
+    return _own_page_names(a, b, _near_copy_difference(a, b))
+
+
+def _own_page_names(a: ClaimFacts, b: ClaimFacts, near_copy: tuple[str, str, str, bool] | None) -> bool:
+    return bool(near_copy and near_copy[3] and _each_names_its_own_page(a, near_copy[1], b, near_copy[2]))
 
 
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = _near_copy_difference(a, b)
     if near_copy is not None and near_copy[3]:
-        if _each_names_its_own_page(a, near_copy[1], b, near_copy[2]):
-            return None  # own_page_siblings: each sentence is about its own page's subject
+        if _own_page_names(a, b, near_copy):
+            return None  # own_page_siblings
         # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
         return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if _template_siblings(a, b):

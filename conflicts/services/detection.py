@@ -486,7 +486,8 @@ def _bounded_result(future, *, deadline: float, setup: _Setup, what: str):
 
 
 def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
-    """Claims, cached verdicts and pairs about different things for one turn, on a bounded thread."""
+    """Claims, cached verdicts and pairs about different things for one turn, on a bounded thread; then, with
+    the claim pairs judged before (read here, where the database is), what the LLM is shown, on it again."""
     articles, usages = _article_texts(turn=run.turn)
     claim_vectors().encoder.load(knowledge_base_id=run.turn.knowledge_base_id,
                                  version_ids=[u.version_id for u in usages.values()])
@@ -503,8 +504,9 @@ def _check_plan(run: DetectionRun, *, setup: _Setup, deadline: float) -> _Check:
     )
     plan, failed = _bounded_result(future, deadline=deadline, setup=setup, what=f"turn {run.turn_id}")
     if plan is not None and plan.alignments:
-        plan_excerpts(plan, settled=_settled_claim_pairs(knowledge_base_id=run.turn.knowledge_base_id,
-                                                         keys=plan.candidate_claim_pairs()))
+        settled = _settled_claim_pairs(knowledge_base_id=run.turn.knowledge_base_id, keys=plan.candidate_claim_pairs())
+        plan, failed = _bounded_result(_bounded.submit(plan_excerpts, plan, settled=settled), deadline=deadline,
+                                       setup=setup, what=f"turn {run.turn_id}")
     return _Check(run=run, usages=usages, plan=plan, failed=failed)
 
 
@@ -516,8 +518,8 @@ def _settled_claim_pairs(*, knowledge_base_id: int, keys: set[str]) -> set[str]:
                .values_list("key", flat=True))
 
 
-def _claim_pair_verdicts_store(*, knowledge_base_id: int, keys: set[str]) -> None:
-    ClaimPairVerdict.objects.bulk_create([ClaimPairVerdict(knowledge_base_id=knowledge_base_id, key=key)
+def _claim_pair_verdicts_store(*, knowledge_base_id: int, keys: set[str], model: str) -> None:
+    ClaimPairVerdict.objects.bulk_create([ClaimPairVerdict(knowledge_base_id=knowledge_base_id, key=key, model=model)
                                           for key in sorted(keys)], ignore_conflicts=True)
 
 
@@ -717,7 +719,8 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
             batch_turns=check.batch_turns,
         )
         _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
-        _claim_pair_verdicts_store(knowledge_base_id=turn.knowledge_base_id, keys=outcome.consistent_claim_pairs)
+        _claim_pair_verdicts_store(knowledge_base_id=turn.knowledge_base_id, keys=outcome.consistent_claim_pairs,
+                                   model=outcome.model)
         conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
         return run
 

@@ -145,3 +145,21 @@ def test_a_call_shows_each_article_as_the_union_of_its_pairs_excerpts_or_whole(s
     assert "Line one of 1.\n[...]\nLine three of 1." in article_1 and "Line two of 1." not in article_1
     assert "\n\n[...]\n" in article_1  # an excerpt starts with [...]
     assert "[...]" not in user.split('ref="a02"')[1].split("</article>")[0]  # whole: one of its pairs has no excerpt
+
+
+def test_the_claim_pairs_judged_consistent_are_those_the_call_showed_and_its_payer_records_them(scripted_llm):
+    """A pair two turns need is asked once, with the first turn's excerpt: the call's claim pairs are that
+    excerpt's, whatever the second turn's own plan would have shown, and only the turn that pays records them."""
+    first, second = plan(1, 2), plan(1, 2)
+    shown = {"k-first": (("a01", "Body of article 1."), ("a02", "Body of article 2."))}
+    first.claim_pairs[("a01", "a02")] = shown
+    second.claim_pairs[("a01", "a02")] = {"k-second": (("a01", "Body of article 1."), ("a02", "Body of article 2."))}
+    batch = pack_calls([first, second], max_pairs=60)
+    (call,) = batch.calls
+    assert call.claim_pairs == {("a01", "a02"): shown}
+    scripted_llm.push(answer(verdicts(verdict("a01", "a02", conflict=False))))
+    result = judge_call(call, config=scripted_llm.config())
+    assert result.consistent_claim_pairs == {"k-first"}
+    payer = complete_detection(first, verdicts=batch.verdicts_for(0, {0: result}), call=result)
+    rider = complete_detection(second, verdicts=batch.verdicts_for(1, {0: result}))
+    assert payer.consistent_claim_pairs == {"k-first"} and rider.consistent_claim_pairs == set()

@@ -101,7 +101,7 @@ def test_claim_pairs_judged_consistent_before_are_not_shown_again(store):
     # A new statement about the same thing is shown, with what it aligns with, and nothing judged before.
     extra = "Electric bikes are charged at the kiosk for €4 per hour."
     newer = pair_excerpt(hire(" " + extra), prices(), vectors=store, year=NOW.year, settled=first.claim_pairs)
-    assert newer.related and newer.claim_pairs and not newer.claim_pairs & first.claim_pairs
+    assert newer.related and newer.claim_pairs and not newer.claim_pairs.keys() & first.claim_pairs.keys()
     assert [text for _, text in newer.claims["hire"].values()] == [extra]
 
 
@@ -112,11 +112,11 @@ def test_a_no_conflict_verdict_makes_the_claim_pairs_shown_consistent_and_settle
                             claim_vectors=store)
     assert judged.unjudged == [("hire", "prices")]
     result = detect_with_llm(articles=judged.articles, pairs=judged.unjudged, config=config, now=NOW,
-                             excerpts=judged.shown(judged.unjudged))
+                             excerpts=judged.shown(judged.unjudged), claim_pairs=judged.claim_pairs)
     outcome = complete_detection(judged, verdicts=verdicts_from_result(result), call=result)
-    assert outcome.consistent_claim_pairs == set(judged.claim_pairs[("hire", "prices")])
+    assert outcome.consistent_claim_pairs == set(judged.claim_pairs[("hire", "prices")]) != set()
 
-    # The same statements in a copy under another ref: settled without a call, as judged by the LLM.
+    # The same statements in a copy under another ref (same title): settled without a call, as judged by the LLM.
     copy = dataclasses.replace(hire(), ref="hire-copy")
     asked = []
     later = plan_detection(articles=[copy, prices()], detector="llm", now=NOW, llm_config=config, claim_vectors=store,
@@ -146,3 +146,49 @@ def test_one_template_sentence_on_two_products_own_pages_is_nothing_to_compare(s
     # The same swap in pages that do not name those products in their titles: the copies disagree on a name.
     unnamed = [dataclasses.replace(page(ref, product), title="Help") for ref, product in (("lite", "Lite"), ("max", "Max"))]
     assert pair_excerpt(*unnamed, vectors=store, year=NOW.year).related
+
+
+def test_a_no_conflict_between_two_products_pages_says_nothing_of_two_versions_of_one_page(scripted_llm, store):
+    def page(ref: str, title: str, fee: str) -> ArticleText:
+        return ArticleText(ref=ref, title=title, body=f"The monthly fee is {fee}. Cancel at any time in the app.")
+
+    scripted_llm.push(answer(verdicts(verdict("lite", "max", conflict=False))))  # different plans: no conflict
+    products = run_detection(articles=[page("lite", "Lite plan", "€10"), page("max", "Max plan", "€20")],
+                             detector="llm", now=NOW, llm_config=scripted_llm.config(), claim_vectors=store)
+    assert products.consistent_claim_pairs
+    # The same two sentences on an old and a new pricing page: the old price against the new, to be asked.
+    versions = plan_detection(articles=[page("old", "Pricing (2023)", "€10"), page("new", "Pricing", "€20")],
+                              detector="llm", now=NOW, llm_config=scripted_llm.config(), claim_vectors=store,
+                              settled_claim_pairs=lambda keys: products.consistent_claim_pairs)
+    assert versions.unjudged == [("new", "old")] and versions.outcome.known_claim_pairs == 0
+
+
+def test_claims_cut_from_the_prompt_are_not_judged_consistent(scripted_llm, store, monkeypatch):
+    import agents.llm_detector as llm_detector
+
+    plan = plan_detection(articles=[hire(), prices()], detector="llm", now=NOW, llm_config=scripted_llm.config(),
+                          claim_vectors=store)
+    shown = plan.claim_pairs[("hire", "prices")]
+    by_text = {text_a: key for key, ((_, text_a), _) in shown.items()}
+    assert set(by_text) == {"A bike costs €12 per day.", "Helmets are included at no charge."}
+    # A prompt that holds the whole prices excerpt and the hire excerpt up to its first claim only.
+    hire_text, prices_text = (excerpt_text(plan.excerpts[("hire", "prices")][ref]) for ref in ("hire", "prices"))
+    cut_at = len(prices_text)
+    assert hire_text.index("A bike costs €12 per day.") + 25 <= cut_at < hire_text.index("Helmets") + 34
+    monkeypatch.setattr(llm_detector, "MAX_ARTICLE_CHARS", cut_at)
+    scripted_llm.push(answer(verdicts(verdict("hire", "prices", conflict=False))))
+    result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=scripted_llm.config(), now=NOW,
+                             excerpts=plan.shown(plan.unjudged), claim_pairs=plan.claim_pairs)
+    assert result.consistent_claim_pairs == {by_text["A bike costs €12 per day."]}
+
+
+def test_a_claim_pair_shown_for_a_pair_judged_a_conflict_is_not_consistent_even_if_another_pair_was_not(scripted_llm, store):
+    copy = dataclasses.replace(prices(), ref="prices-copy")  # the same page twice: every claim pair is shared
+    scripted_llm.push(answer(verdicts(verdict("hire", "prices", type="price", explanation="€12 against €15",
+                                              snippets={"hire": "A bike costs €12 per day.",
+                                                        "prices": "Hiring a bike costs €15 a day."}))))
+    # (hire, prices-copy) left out of the answer: "no conflict" by the prompt's rule, yet it shows the same claims.
+    outcome = run_detection(articles=[hire(), prices(), copy], detector="llm", now=NOW, llm_config=scripted_llm.config(),
+                            claim_vectors=store)
+    assert [f.refs for f in outcome.findings] == [("hire", "prices")]
+    assert ("hire", "prices-copy") in outcome.judged_pairs and outcome.consistent_claim_pairs == set()

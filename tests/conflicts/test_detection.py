@@ -263,9 +263,10 @@ def test_statements_judged_consistent_are_not_asked_about_again_in_this_knowledg
     hours = "The ticket office opens at 8 am. Bikes can be hired at the pier."
     late = "The ticket office opens at 8 am on weekdays. Bikes can be hired at the pier until 5 pm."
     for base in (kb, other_kb):
-        make_article(base, "faq-hours", hours, index=False)
+        make_article(base, "faq-hours", hours, title="Opening hours", index=False)
         make_article(base, "web-hours", late, index=False)
-        make_article(base, "pdf-hours", hours, index=False)  # the same text as faq-hours, under another ref
+        # A copy of faq-hours under another ref: the same title and text.
+        make_article(base, "pdf-hours", hours, title="Opening hours", index=False)
     llm_detection.push(answer(verdicts(verdict("faq-hours", "web-hours", conflict=False))))
     first = turn_detect(turn_id=report(kb, "t-1", refs=("faq-hours", "web-hours")).pk)
     assert first.llm_calls == 1 and first.known_claim_pairs == 0
