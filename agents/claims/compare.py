@@ -55,6 +55,7 @@ closed from until till between only just total amount each day days week weeks m
 hours minute minutes time times am pm now currently usual usually normally standard least most before after within
 up to""".split())
 HEAD_WINDOW_WORDS = 4
+DURATION_SHARED_WORDS = 3  # a thing ("unworn shoes") is in every rule about it; an action on it takes more words
 # A length of time counted back from an event ("up to 48 hours before your visit", "3 days or more before moving
 # day"): the event is what it is counted from, not what the time is of.
 NOTICE_AFTER_RE = re.compile(r"\s*(?:or (?:more|less|longer)\s+|'s notice\s+|notice\s+)?(?:before|prior to|in advance|ahead)\b", re.I)
@@ -114,11 +115,29 @@ def _head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     return _own_head(facts, value) or _head_words(facts.claim.context.rsplit("\u2014", 1)[-1])
 
 
+def _clause_words(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """The content words of the clause a value stands in."""
+    text = facts.claim.text
+    return _head_words(f"{HEAD_BREAK_RE.split(text[:value.start])[-1]} {HEAD_BREAK_RE.split(text[value.end:])[0]}")
+
+
+def _durations_of_one_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
+    """Two periods whose clauses say, in other words and order, what they are for: "bring them back within 30
+    days of collection" / "you have 14 days from the day you collect them to bring them back". Not a time
+    counted back from an event ("arrive 15 minutes before departure"): its own words say what it is for, and
+    the event is another rule's too ("the gate closes 5 minutes before departure")."""
+    if not all(v.kind == QUANTITY and v.unit == "[time]" for v in (x, y)):
+        return False
+    if NOTICE_AFTER_RE.match(a.claim.text, x.end) or NOTICE_AFTER_RE.match(b.claim.text, y.end):
+        return False
+    return len(shared_stems(_clause_words(a, x), _clause_words(b, y))) >= DURATION_SHARED_WORDS
+
+
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
     if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
-    if head_x & head_y:
+    if head_x & head_y or _durations_of_one_thing(a, x, b, y):
         return True
     # Nothing in one claim names what its value is of (a heading may, but pages head the same facts
     # differently: "Opening hours" / "Find us"): the sentences must say it.

@@ -99,6 +99,9 @@ CONFLICTS = {
                                               "from 9 am to noon."),
     "a starting price said two ways": ("Wooden frames start at £60 each.",
                                        "Wooden frames ............ from £52 each"),
+    "periods for one action in clauses built differently": (
+        "If the sound is faulty, bring the headphones back within 30 days of collection for a replacement.",
+        "Something wrong? You have 14 days from the day you collect your headphones to bring them back."),
 }
 
 AGREEING = {
@@ -149,6 +152,8 @@ AGREEING = {
                                                              "If the new room costs more, the room difference is payable."),
     "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
                                              "Refunds are given up to 7 days before the show."),
+    "periods for different actions on one thing": ("Refunds for unworn shoes reach your account within 5 days.",
+                                                   "You have 30 days from delivery to return unworn shoes."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
