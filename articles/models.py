@@ -477,6 +477,7 @@ class AuditAction(models.TextChoices):
     NOTIFICATION_PREFERENCE_CHANGED = "notifications.preference", "E-mail preference changed"
     NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"
     ANSWER_SETTINGS_CHANGED = "answer.settings", "Answer settings changed"
+    VERDICTS_FORGOTTEN = "detection.verdicts_forgotten", "Cached LLM verdicts forgotten"
 
 
 class AuditEvent(models.Model):

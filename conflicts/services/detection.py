@@ -44,9 +44,10 @@ from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
+from articles.audit import audit_event_record
 from articles.claim_texts import texts_key
 from articles.embeddings import embed_texts
-from articles.models import Article, ArticleStatus
+from articles.models import Article, ArticleStatus, AuditAction, KnowledgeBase
 from articles.selectors import version_claim_vectors
 from conflicts import jobs
 from conflicts.models import (
@@ -516,6 +517,21 @@ def _settled_claim_pairs(*, knowledge_base_id: int, keys: set[str]) -> set[str]:
         return set()
     return set(ClaimPairVerdict.objects.filter(knowledge_base_id=knowledge_base_id, key__in=list(keys))
                .values_list("key", flat=True))
+
+
+def detection_verdicts_forget(*, knowledge_base: KnowledgeBase, model: str | None = None, actor=None) -> tuple[int, int]:
+    """Forget the knowledge base's cached verdicts (all, or those of one LLM `model`), so that every pair is
+    judged again when a turn next retrieves it: after switching to a better model, say. Conflicts already found
+    stay. Returns (pair verdicts, claim-pair verdicts) deleted; the change is audited."""
+    pairs = PairVerdict.objects.filter(version_low__article__knowledge_base=knowledge_base)
+    claim_pairs = ClaimPairVerdict.objects.filter(knowledge_base=knowledge_base)
+    if model is not None:
+        pairs, claim_pairs = pairs.filter(model=model), claim_pairs.filter(model=model)
+    with transaction.atomic():
+        forgotten = (pairs.delete()[0], claim_pairs.delete()[0])
+        audit_event_record(action=AuditAction.VERDICTS_FORGOTTEN, target=knowledge_base, knowledge_base=knowledge_base,
+                           actor=actor, model=model, pair_verdicts=forgotten[0], claim_pair_verdicts=forgotten[1])
+    return forgotten
 
 
 def _claim_pair_verdicts_store(*, knowledge_base_id: int, keys: set[str], model: str) -> None:

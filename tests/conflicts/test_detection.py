@@ -285,3 +285,32 @@ def test_statements_judged_consistent_are_not_asked_about_again_in_this_knowledg
     llm_detection.push(answer(verdicts(verdict("pdf-hours", "web-hours", conflict=False))))
     elsewhere = turn_detect(turn_id=report(other_kb, "t-3", refs=("pdf-hours", "web-hours")).pk)
     assert elsewhere.llm_calls == 1 and elsewhere.known_claim_pairs == 0
+
+
+@pytest.mark.django_db
+def test_forgetting_verdicts_has_pairs_judged_again_in_that_knowledge_base_only(kb, other_kb, fare_articles, llm_detection):
+    import io
+
+    from django.core.management import call_command
+
+    from articles.models import AuditAction, AuditEvent
+    from conflicts.models import ClaimPairVerdict
+
+    llm_detection.push(conflict_answer())
+    turn_detect(turn_id=report(kb, "t-1").pk)
+    ClaimPairVerdict.objects.create(knowledge_base=kb, key="a" * 32, model=llm_detection.model)
+    ClaimPairVerdict.objects.create(knowledge_base=kb, key="b" * 32, model="an-older-model")
+    ClaimPairVerdict.objects.create(knowledge_base=other_kb, key="a" * 32, model=llm_detection.model)
+
+    out = io.StringIO()
+    call_command("forget_verdicts", "--kb", kb.slug, "--model", llm_detection.model, stdout=out)
+    assert "forgot 1 pair verdict(s) and 1 claim-pair verdict(s)" in out.getvalue()
+    assert not PairVerdict.objects.exists()
+    assert set(ClaimPairVerdict.objects.values_list("knowledge_base__slug", "model")) == {
+        (kb.slug, "an-older-model"), (other_kb.slug, llm_detection.model)}
+    event = AuditEvent.objects.get(action=AuditAction.VERDICTS_FORGOTTEN)
+    assert event.knowledge_base == kb and event.detail["pair_verdicts"] == 1 and event.detail["model"] == llm_detection.model
+
+    llm_detection.push(conflict_answer())  # the same versions again: asked again, counted on the same conflict
+    run = turn_detect(turn_id=report(kb, "t-2").pk)
+    assert run.llm_calls == 1 and run.cache_hits == 0 and Conflict.objects.get().times_seen == 2
