@@ -264,11 +264,17 @@ def _consistent_claim_pairs(
     findings: list[ConflictFinding], sent: Mapping[str, str],
 ) -> frozenset[str]:
     conflicting = {finding.refs for finding in findings}
-    doubtful = {key for pair, shown in claim_pairs.items() if pair in conflicting for key in shown}
+    cleared = [pair for pair in judged if pair not in conflicting]
+    # Two sentences shown for a pair judged a conflict, or left unjudged, are in doubt under any titles.
+    doubtful = {_sentences(shown) for pair, pair_shown in claim_pairs.items() if pair not in cleared
+                for shown in pair_shown.values()}
     return frozenset(
-        key for pair in judged if pair not in conflicting
-        for key, ((ref_a, text_a), (ref_b, text_b)) in claim_pairs.get(pair, {}).items()
-        if key not in doubtful and text_a in sent.get(ref_a, "") and text_b in sent.get(ref_b, ""))
+        key for pair in cleared for key, shown in claim_pairs.get(pair, {}).items()
+        if _sentences(shown) not in doubtful and all(text in sent.get(ref, "") for ref, text in shown))
+
+
+def _sentences(shown: tuple[tuple[str, str], tuple[str, str]]) -> tuple[str, ...]:
+    return tuple(sorted(" ".join(text.lower().split()) for _, text in shown))
 
 
 def excerpt_text(claims: ClaimsShown) -> str:

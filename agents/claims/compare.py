@@ -130,7 +130,11 @@ def _durations_of_one_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) ->
         return False
     if NOTICE_AFTER_RE.match(a.claim.text, x.end) or NOTICE_AFTER_RE.match(b.claim.text, y.end):
         return False
-    return len(shared_stems(_clause_words(a, x), _clause_words(b, y))) >= DURATION_SHARED_WORDS
+    clause_x, clause_y = _clause_words(a, x), _clause_words(b, y)
+    # What one period is next to must be in the other's clause: "refunds reach your account within 5 days" and
+    # "30 days from delivery to return unworn shoes" share the shoes and the returning, not what the 5 days are.
+    named = shared_stems(_own_head(a, x), clause_y) or shared_stems(_own_head(b, y), clause_x)
+    return bool(named) and len(shared_stems(clause_x, clause_y)) >= DURATION_SHARED_WORDS
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:

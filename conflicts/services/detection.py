@@ -734,9 +734,11 @@ def _record(check: _Check, *, setup: _Setup) -> DetectionRun:
             llm_rejected=outcome.rejected,
             batch_turns=check.batch_turns,
         )
-        _verdicts_store(judgements=outcome.judgements, usages=usages, model=outcome.model)
+        # The configured model judged them, whether this turn paid for the call or rode in another's.
+        model = setup.llm_config.model if setup.llm_config is not None else outcome.model
+        _verdicts_store(judgements=outcome.judgements, usages=usages, model=model)
         _claim_pair_verdicts_store(knowledge_base_id=turn.knowledge_base_id, keys=outcome.consistent_claim_pairs,
-                                   model=outcome.model)
+                                   model=model)
         conflicts_record(turn=turn, findings=outcome.findings, usages=usages)
         return run
 

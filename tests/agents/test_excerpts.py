@@ -192,3 +192,20 @@ def test_a_claim_pair_shown_for_a_pair_judged_a_conflict_is_not_consistent_even_
                             claim_vectors=store)
     assert [f.refs for f in outcome.findings] == [("hire", "prices")]
     assert ("hire", "prices-copy") in outcome.judged_pairs and outcome.consistent_claim_pairs == set()
+
+
+@pytest.mark.parametrize("answer_given", ["conflict on the copy", "copy under doubt"])
+def test_sentences_in_doubt_elsewhere_in_the_call_are_not_consistent_under_any_title(scripted_llm, store, answer_given):
+    """A copy of the prices page under another title shows the same two sentences with another key: a conflict
+    found on it, or a dropped item that leaves it unjudged, keeps them out of the consistent claim pairs."""
+    copy = dataclasses.replace(prices(), ref="prices-copy", title="Prices from 2026")
+    if answer_given == "conflict on the copy":
+        item = verdict("hire", "prices-copy", type="price", explanation="€12 against €15",
+                       snippets={"hire": "A bike costs €12 per day.", "prices-copy": "Hiring a bike costs €15 a day."})
+    else:  # an item naming a ref that is not in the call: the copy's pairs stay unjudged
+        item = verdict("prices-copy", "no-such-article", conflict=False)
+    scripted_llm.push(answer(verdicts(item)))
+    outcome = run_detection(articles=[hire(), prices(), copy], detector="llm", now=NOW, llm_config=scripted_llm.config(),
+                            claim_vectors=store)
+    assert ("hire", "prices") in outcome.judged_pairs  # left out of the answer: "no conflict"
+    assert outcome.consistent_claim_pairs == set()

@@ -295,9 +295,17 @@ def test_forgetting_verdicts_has_pairs_judged_again_in_that_knowledge_base_only(
 
     from articles.models import AuditAction, AuditEvent
     from conflicts.models import ClaimPairVerdict
+    from tests.factories import make_article
 
     llm_detection.push(conflict_answer())
     turn_detect(turn_id=report(kb, "t-1").pk)
+    # The same model's verdict in another knowledge base, and another model's in this one: both stay.
+    elsewhere = [make_article(other_kb, ref, body, index=False).current_version for ref, body in
+                 (("faq-fare-old", "A ticket costs €18."), ("web-fares", "A ticket costs €22."))]
+    older = make_article(kb, "faq-older", "A ticket costs €16.", index=False).current_version
+    for low, high, model in ((*elsewhere, llm_detection.model), (fare_articles["new"].current_version, older, "an-older-model")):
+        low, high = sorted((low, high), key=lambda version: version.pk)
+        PairVerdict.objects.create(version_low=low, version_high=high, is_conflict=False, detector="llm", model=model)
     ClaimPairVerdict.objects.create(knowledge_base=kb, key="a" * 32, model=llm_detection.model)
     ClaimPairVerdict.objects.create(knowledge_base=kb, key="b" * 32, model="an-older-model")
     ClaimPairVerdict.objects.create(knowledge_base=other_kb, key="a" * 32, model=llm_detection.model)
@@ -305,7 +313,8 @@ def test_forgetting_verdicts_has_pairs_judged_again_in_that_knowledge_base_only(
     out = io.StringIO()
     call_command("forget_verdicts", "--kb", kb.slug, "--model", llm_detection.model, stdout=out)
     assert "forgot 1 pair verdict(s) and 1 claim-pair verdict(s)" in out.getvalue()
-    assert not PairVerdict.objects.exists()
+    assert set(PairVerdict.objects.values_list("version_low__article__knowledge_base__slug", "model")) == {
+        (other_kb.slug, llm_detection.model), (kb.slug, "an-older-model")}
     assert set(ClaimPairVerdict.objects.values_list("knowledge_base__slug", "model")) == {
         (kb.slug, "an-older-model"), (other_kb.slug, llm_detection.model)}
     event = AuditEvent.objects.get(action=AuditAction.VERDICTS_FORGOTTEN)

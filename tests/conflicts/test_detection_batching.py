@@ -115,6 +115,8 @@ def test_turns_waiting_together_are_judged_in_one_call(kb, fares, batching):
     assert conflict.times_seen == 2 and conflict.detector == "llm"
     assert set(ConflictOccurrence.objects.values_list("turn__external_id", flat=True)) == {"t-1", "t-2"}
     assert PairVerdict.objects.count() == 3  # each pair's verdict stored once (same versions)
+    # Every verdict names the model that gave it, also those stored by the turns that rode in the call.
+    assert set(PairVerdict.objects.values_list("model", flat=True)) == {batching.model}
     # The other turns' own messages find their runs finished: nothing is asked again.
     assert turn_detect(turn_id=turns[1].pk).outcome == DetectionOutcome.OK
     assert len(batching.requests) == 1

@@ -152,8 +152,10 @@ AGREEING = {
                                                              "If the new room costs more, the room difference is payable."),
     "notice periods for different actions": ("Tickets can be exchanged up to 3 days before the show.",
                                              "Refunds are given up to 7 days before the show."),
-    "periods for different actions on one thing": ("Refunds for unworn shoes reach your account within 5 days.",
+    "periods for different actions on one thing": ("Refunds for returned unworn shoes reach your account within 5 days.",
                                                    "You have 30 days from delivery to return unworn shoes."),
+    "periods for different actions on one card": ("Unused gift cards can be refunded within 14 days of purchase.",
+                                                  "We post unused gift cards to your home address within 3 days."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
