@@ -407,8 +407,12 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
     words_a, words_b = a.claim.text.split(), b.claim.text.split()
     if max(len(words_a), len(words_b)) > NEAR_COPY_MAX_WORDS:
         return None  # the diff is quadratic; a near-copy is a sentence, not a page
+    if len(words_a) < 5:
+        return None
     matcher = difflib.SequenceMatcher(None, [w.lower() for w in words_a], [w.lower() for w in words_b], autojunk=False)
-    if len(words_a) < 5 or matcher.ratio() < NEAR_COPY_RATIO:
+    # The quick ratios are upper bounds of ratio(): most aligned claims are no copies, and are told so cheaply.
+    if (matcher.real_quick_ratio() < NEAR_COPY_RATIO or matcher.quick_ratio() < NEAR_COPY_RATIO
+            or matcher.ratio() < NEAR_COPY_RATIO):
         return None
     # A capital that merely starts the sentence is no name: the first word never counts as one.
     differences = [(op, " ".join(words_a[i1:i2]), " ".join(words_b[j1:j2]))
