@@ -161,23 +161,30 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in WORD_RE.findall(text)]
 
 
+@functools.lru_cache(maxsize=16384)
+def _categories(piece: str, heading: bool) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
+    """What a claim or its heading says of audience, days, periods, tiers and names (every proper name: the set's
+    known names are picked by the caller). Cached: a claim is scoped again in every set that retrieves it."""
+    audience_words = _words(STAFF_RE.sub(" ", EXCEPTION_CLAUSE_RE.sub(" ", piece)))
+    audience = set()
+    for position, word in enumerate(audience_words):
+        following = audience_words[position + 1] if position + 1 < len(audience_words) else ""
+        if word in NEEDS_PERSON_NOUN and following not in PERSON_NOUNS:
+            continue
+        audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)
+    words = _words(piece)
+    periods = frozenset(w for w in words if w in HOLIDAY_WORDS)
+    tiers = frozenset(w for w in words if w in TIER_WORDS)
+    return frozenset(audience), days_in(piece), periods, tiers, frozenset(proper_names(piece, first_words=heading))
+
+
 def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: list[dt.date],
                 context_dates: list[dt.date], calendar_days: list[str], now: dt.date) -> Scope:
     """The scope of a claim; a category the claim leaves open is taken from its heading/title.
     `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
     def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
-        audience_words = _words(STAFF_RE.sub(" ", EXCEPTION_CLAUSE_RE.sub(" ", piece)))
-        audience = set()
-        for position, word in enumerate(audience_words):
-            following = audience_words[position + 1] if position + 1 < len(audience_words) else ""
-            if word in NEEDS_PERSON_NOUN and following not in PERSON_NOUNS:
-                continue
-            audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)
-        words = _words(piece)
-        periods = frozenset(w for w in words if w in HOLIDAY_WORDS)
-        tiers = frozenset(w for w in words if w in TIER_WORDS)
-        names = frozenset(proper_names(piece, first_words=heading) & known_names)
-        return frozenset(audience), days_in(piece), periods, tiers, names
+        audience, days, periods, tiers, names = _categories(piece, heading)
+        return audience, days, periods, tiers, names & known_names
 
     own = categories(text)
     own = (own[0], own[1], own[2] | frozenset(f"day:{d}" for d in calendar_days), own[3], own[4])
