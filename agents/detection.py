@@ -35,7 +35,7 @@ from agents.types import (
 
 if TYPE_CHECKING:
     from agents.claims import ClaimVectors
-    from agents.excerpts import PairAlignment, SettledClaimPairs
+    from agents.excerpts import PairAlignment
 
 Detector = Literal["claims", "llm", "auto"]
 DETECTORS: tuple[str, ...] = ("claims", "llm", "auto")
@@ -165,14 +165,13 @@ def plan_detection(
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
     claim_vectors: ClaimVectors | None = None,
     claim_checks: ClaimChecks | None = None,
-    settled_claim_pairs: SettledClaimPairs | None = None,
     defer_excerpts: bool = False,
 ) -> DetectionPlan:
     """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured.
-    `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory;
-    `settled_claim_pairs` (called once) tells which aligned claim pairs the LLM judged consistent before.
-    With `defer_excerpts` the aligned pairs wait in `plan.alignments` for the caller's plan_excerpts (a caller
-    that looks the settled claim pairs up in its own thread: plan.candidate_claim_pairs() says which)."""
+    `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory.
+    With `defer_excerpts` the aligned pairs wait in `plan.alignments` for the caller's plan_excerpts, with the
+    claim pairs judged consistent before (of plan.candidate_claim_pairs(): one lookup per turn); without it,
+    none count as judged."""
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; expected one of {DETECTORS}")
     selected = _unique_by_ref(articles)
@@ -225,10 +224,7 @@ def plan_detection(
 
     plan.alignments = {key: PairAlignment(by_ref[key[0]], by_ref[key[1]], vectors=claim_vectors, year=today.year)
                        for key in left}
-    if not defer_excerpts:
-        candidates = plan.candidate_claim_pairs()
-        plan_excerpts(plan, settled=settled_claim_pairs(candidates) if settled_claim_pairs and candidates else ())
-    return plan
+    return plan if defer_excerpts else plan_excerpts(plan, settled=())
 
 
 def plan_excerpts(plan: DetectionPlan, *, settled: Collection[str]) -> DetectionPlan:

@@ -20,7 +20,7 @@ or vectors stored per article version), so `agents` imports no models.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,8 +36,6 @@ from agents.types import ArticleText, ClaimPairsShown, ClaimsShown
 SHOW_FLOOR = ALIGN_FLOOR - 0.1
 MAX_CLAIMS_SHOWN = 8  # per article and pair: the closest ones (bounds what a long article costs)
 UNALIGNED = -1.0
-# Given the keys of some aligned claim pairs, the ones judged consistent before (their LLM verdict stands).
-SettledClaimPairs = Callable[[Collection[str]], Collection[str]]
 
 
 @dataclass(frozen=True)
@@ -128,7 +126,7 @@ class PairAlignment:
         if not self.facts_a or not self.facts_b:
             return PairExcerpt(claims={self.a.ref: {}, self.b.ref: {}}, similarity=UNALIGNED)
         similarity = self.similarity.copy()
-        for i, j in self._aligned():
+        for i, j in self._aligned() if settled else ():
             if self._key(i, j) in settled:
                 similarity[i, j] = UNALIGNED
         claims, chosen_by_side = {}, []

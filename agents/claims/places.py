@@ -45,9 +45,9 @@ def widened_channels(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tupl
     if similarity < RESTRICTION_MIN_SIMILARITY:
         return None
     for narrow, wide, flip in ((a, b, False), (b, a, True)):
-        if wide.negative or not narrow.channels_affirmed or not _restricts(narrow.claim.text):
+        if wide.negative or not narrow.channels_affirmed or not _says(RESTRICTION_RE, narrow.claim.text):
             continue
-        if _restricts(wide.claim.text) and wide.channels_affirmed <= narrow.channels_affirmed:
+        if _says(RESTRICTION_RE, wide.claim.text) and wide.channels_affirmed <= narrow.channels_affirmed:
             continue
         if len(shared_stems(_topic(narrow), _topic(wide))) < RESTRICTION_MIN_SHARED_TOPIC:
             continue  # "fares are sold online only" / "cards are applied for online or in person": other actions
@@ -75,8 +75,8 @@ def origin_against_any_place(a: ClaimFacts, b: ClaimFacts, *, similarity: float)
     if similarity < ORIGIN_MIN_SIMILARITY or a.negative or b.negative:
         return None
     for origin, anywhere, flip in ((a, b, False), (b, a, True)):
-        if (_from_origin(origin.claim.text) and _at_any_place(anywhere.claim.text)
-                and not _at_any_place(origin.claim.text) and _topic(origin) & _topic(anywhere)):
+        if (_says(ORIGIN_PLACE_RE, origin.claim.text) and _says(ANY_PLACE_RE, anywhere.claim.text)
+                and not _says(ANY_PLACE_RE, origin.claim.text) and _topic(origin) & _topic(anywhere)):
             said = (origin.claim.text, anywhere.claim.text)
             return said[::-1] if flip else said
     return None
@@ -88,19 +88,9 @@ def _topic(facts: ClaimFacts) -> frozenset[str]:
 
 
 # Per claim text, not per aligned pair: each claim meets many others.
-@functools.lru_cache(maxsize=16384)
-def _restricts(text: str) -> bool:
-    return bool(RESTRICTION_RE.search(text))
-
-
-@functools.lru_cache(maxsize=16384)
-def _from_origin(text: str) -> bool:
-    return bool(ORIGIN_PLACE_RE.search(text))
-
-
-@functools.lru_cache(maxsize=16384)
-def _at_any_place(text: str) -> bool:
-    return bool(ANY_PLACE_RE.search(text))
+@functools.lru_cache(maxsize=32768)
+def _says(pattern: re.Pattern, text: str) -> bool:
+    return bool(pattern.search(text))
 
 
 @functools.lru_cache(maxsize=16384)

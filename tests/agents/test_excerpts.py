@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from agents.claims import RELATED_FLOOR, ClaimVectors, detect_claim_conflicts
-from agents.detection import complete_detection, plan_detection, run_detection
+from agents.detection import complete_detection, plan_detection, plan_excerpts, run_detection
 from agents.excerpts import claim_pair_key, pair_excerpt
 from agents.llm_detector import detect_with_llm, excerpt_text, verdicts_from_result
 from agents.types import ArticleText, PairJudgement
@@ -118,12 +118,13 @@ def test_a_no_conflict_verdict_makes_the_claim_pairs_shown_consistent_and_settle
 
     # The same statements in a copy under another ref (same title): settled without a call, as judged by the LLM.
     copy = dataclasses.replace(hire(), ref="hire-copy")
-    asked = []
     later = plan_detection(articles=[copy, prices()], detector="llm", now=NOW, llm_config=config, claim_vectors=store,
-                           settled_claim_pairs=lambda keys: asked.append(set(keys)) or outcome.consistent_claim_pairs)
+                           defer_excerpts=True)
+    asked = later.candidate_claim_pairs()  # what a caller looks up, once for the whole turn
+    plan_excerpts(later, settled=outcome.consistent_claim_pairs & asked)
     assert later.unjudged == [] and later.outcome.known_claim_pairs == 1
     assert later.outcome.judgements == [PairJudgement(refs=("hire-copy", "prices"), conflict=None, detector="llm")]
-    assert len(asked) == 1 and asked[0] == outcome.consistent_claim_pairs  # one lookup for the whole turn
+    assert asked == outcome.consistent_claim_pairs
     assert len(scripted_llm.requests) == 1
 
 
@@ -159,7 +160,8 @@ def test_a_no_conflict_between_two_products_pages_says_nothing_of_two_versions_o
     # The same two sentences on an old and a new pricing page: the old price against the new, to be asked.
     versions = plan_detection(articles=[page("old", "Pricing (2023)", "€10"), page("new", "Pricing", "€20")],
                               detector="llm", now=NOW, llm_config=scripted_llm.config(), claim_vectors=store,
-                              settled_claim_pairs=lambda keys: products.consistent_claim_pairs)
+                              defer_excerpts=True)
+    plan_excerpts(versions, settled=products.consistent_claim_pairs)
     assert versions.unjudged == [("new", "old")] and versions.outcome.known_claim_pairs == 0
 
 
