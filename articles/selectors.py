@@ -16,6 +16,7 @@ from articles.embeddings import embed_text
 from articles.models import (
     Article, ArticleStatus, ArticleVersion, Chunk, IndexSyncJob, KnowledgeBase, Membership, VersionClaimVectors,
 )
+from kbreview.foreground import foreground_work
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very first ranks
 CANDIDATES_PER_RANKER = 40
@@ -163,7 +164,13 @@ def _text_candidates(*, knowledge_base: KnowledgeBase, question: str, limit: int
 def search(
     *, knowledge_base: KnowledgeBase, question: str, limit: int | None = None, exact_vectors: bool = False
 ) -> list[SearchHit]:
-    """Hybrid retrieval: pgvector cosine and full text, fused by reciprocal rank, one hit per article."""
+    """Hybrid retrieval: pgvector cosine and full text, fused by reciprocal rank, one hit per article.
+    Foreground work: background tasks on this machine wait for it to finish (kbreview/foreground.py)."""
+    with foreground_work():
+        return _search(knowledge_base=knowledge_base, question=question, limit=limit, exact_vectors=exact_vectors)
+
+
+def _search(*, knowledge_base: KnowledgeBase, question: str, limit: int | None, exact_vectors: bool) -> list[SearchHit]:
     limit = limit or settings.SEARCH_RESULTS
     vector = embed_text(question)
     vector_rows = _vector_candidates(

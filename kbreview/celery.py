@@ -1,5 +1,6 @@
 """The Celery app: the one path for background work, with Redis (REDIS_URL) or, without it, kombu's
-filesystem transport in ./var. Workers and beat lower their CPU priority at start-up."""
+filesystem transport in ./var. Workers and beat lower their CPU priority at start-up, and each task
+waits for a gap in the web's searches first (kbreview/foreground.py)."""
 from __future__ import annotations
 
 import logging
@@ -34,6 +35,9 @@ def lower_priority() -> None:
     from django.conf import settings
     from django.db.backends.signals import connection_created
 
+    from kbreview.foreground import mark_background_process
+
+    mark_background_process()
     if settings.WORKER_NICENESS > 0:
         os.nice(settings.WORKER_NICENESS)
         # Registered before the pool forks: every child's connections are lowered as they open.
@@ -73,6 +77,20 @@ def _worker_start(**_kwargs) -> None:
     ensure_broker_folders()
     lower_priority()
     logger.info("Celery worker on %s, niceness %s", app.conf.broker_url, os.nice(0))
+
+
+@task_prerun.connect
+def _wait_for_a_gap_in_replies(sender=None, **_kwargs) -> None:
+    """Every task a worker runs first waits (boundedly) for the searches the web is serving on this machine
+    to finish. Not a task run in the caller's process (eager): that process is the foreground."""
+    from django.conf import settings
+
+    from kbreview.foreground import wait_for_gap
+
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        waited = wait_for_gap(settings.WORKER_YIELD_MAX_S)
+        if waited >= settings.WORKER_YIELD_MAX_S > 0:
+            logger.debug("no gap in the web's searches for %.1f s; %s runs beside them", waited, sender.name)
 
 
 @task_prerun.connect

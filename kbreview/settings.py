@@ -260,6 +260,11 @@ CELERY_DB_REUSE_MAX = 10_000
 # Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
 # background work never competes with the web process for the cores.
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
+# Before each task a worker waits, at most this long, for the web processes on its machine to finish
+# the searches they are serving (kbreview/foreground.py): priority decides who gets a core, not what the
+# cores share. 0 turns the wait off.
+WORKER_YIELD_MAX_S = env.float("WORKER_YIELD_MAX_S", default=1.0)
+FOREGROUND_LOCK_FILE = env.str("FOREGROUND_LOCK_FILE", default=str(BASE_DIR / "var" / "foreground.lock"))
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = TIME_ZONE

@@ -1,6 +1,7 @@
 """Tasks on real Celery workers (separate processes): on the embedded default's filesystem broker, and on
 Redis at 127.0.0.1:6379 (CI starts one). A worker SIGKILLed mid-detection loses and duplicates nothing."""
 import os
+import time
 
 import pytest
 from celery import Celery
@@ -213,6 +214,47 @@ def test_workers_lower_their_cpu_priority(kb, filesystem_broker, tmp_path):
         ours = os.getpriority(os.PRIO_PROCESS, connection.connection.info.backend_pid)
         assert theirs and {os.getpriority(os.PRIO_PROCESS, pid) for pid in theirs} == {min(19, ours + 7)}
     finally:
+        processes.stop(worker)
+
+
+def test_a_worker_waits_for_a_gap_in_the_searches_of_this_machine(kb, filesystem_broker, settings, tmp_path):
+    """A search held open in this process (the web) keeps the worker's check waiting, up to its bound."""
+    import threading
+
+    from conflicts.models import DetectionOutcome, DetectionRun
+    from conflicts.services.turns import RetrievedRef, turn_report
+    from kbreview.foreground import foreground_work
+
+    make_article(kb, "faq-fare-a", "A single ticket costs €18.", index=False)
+    make_article(kb, "faq-fare-b", "A single ticket costs €22.", index=False)
+    settings.FOREGROUND_LOCK_FILE = str(tmp_path / "foreground.lock")
+    log = tmp_path / "worker.log"
+    worker = processes.start_worker("yield", processes.base_env(
+        FILESYSTEM_BROKER_DIR=filesystem_broker, DETECTION_DETECTOR="claims",
+        FOREGROUND_LOCK_FILE=settings.FOREGROUND_LOCK_FILE, WORKER_YIELD_MAX_S=600), log=log)
+    release, held = threading.Event(), threading.Event()
+
+    def search_in_progress() -> None:
+        with foreground_work():
+            held.set()
+            release.wait(120)
+
+    searching = threading.Thread(target=search_in_progress, daemon=True)
+    searching.start()
+    try:
+        assert held.wait(10)
+        turn, _ = turn_report(knowledge_base=kb, external_id="t-1", question="How much is a ticket?",
+                              retrieved=[RetrievedRef(ref="faq-fare-a", rank=1), RetrievedRef(ref="faq-fare-b", rank=2)])
+        processes.wait_for(lambda: "detect_turn[" in log.read_text(errors="replace"), 120,
+                           "the worker to receive the check", logs=[log])
+        time.sleep(3)
+        assert DetectionRun.objects.get(turn=turn).outcome == DetectionOutcome.QUEUED  # waiting, not checking
+        release.set()
+        wait_for(lambda: DetectionRun.objects.get(turn=turn).outcome == DetectionOutcome.OK, 60,
+                 "the check to run once the search ended", logs=[log])
+    finally:
+        release.set()
+        searching.join()
         processes.stop(worker)
 
 

@@ -29,6 +29,7 @@ from articles.selectors import SearchHit, search
 from conflicts.models import AnswerMode, AnswerSettings, Turn, TurnSource
 from conflicts.services.disagreements import model_disagreement_record
 from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
+from kbreview.foreground import foreground_work
 
 logger = logging.getLogger(__name__)
 
@@ -154,18 +155,21 @@ def answer_question(
     *, knowledge_base: KnowledgeBase, question: str, external_id: str | None = None, mode: str | None = None
 ) -> AnswerResponse:
     hits = rerank(search(knowledge_base=knowledge_base, question=question))
-    # Recording the turn commits before generation starts, so detection runs in parallel with it.
-    turn, _ = turn_report(
-        knowledge_base=knowledge_base,
-        external_id=external_id or f"answer-{uuid.uuid4().hex}",
-        question=question,
-        retrieved=[RetrievedRef(ref=h.external_ref, rank=i) for i, h in enumerate(hits, 1)],
-        source=TurnSource.ANSWER,
-    )
+    # Recording the turn commits before generation starts, so detection runs in parallel with the wait for
+    # the answer; the reply's own work here is foreground, which background tasks wait for (kbreview/foreground.py).
+    with foreground_work():
+        turn, _ = turn_report(
+            knowledge_base=knowledge_base,
+            external_id=external_id or f"answer-{uuid.uuid4().hex}",
+            question=question,
+            retrieved=[RetrievedRef(ref=h.external_ref, rank=i) for i, h in enumerate(hits, 1)],
+            source=TurnSource.ANSWER,
+        )
     composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=hits)
-    turn = turn_reply_record(turn=turn, reply=composed.answer.reply, sent_at=timezone.now())
-    if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
-        _disagreement_record(turn=turn, disagreement=disagreement)
+    with foreground_work():
+        turn = turn_reply_record(turn=turn, reply=composed.answer.reply, sent_at=timezone.now())
+        if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
+            _disagreement_record(turn=turn, disagreement=disagreement)
     return AnswerResponse(
         turn=turn, reply=composed.answer.reply, citations=composed.answer.citations, hits=hits,
         answer_error=composed.answer_error, mode=composed.mode, igd=composed.igd,

@@ -1,0 +1,115 @@
+"""Background work waits for a gap in the web's searches on this machine, boundedly, and never the reverse."""
+import threading
+import time
+
+import pytest
+
+from kbreview import foreground
+
+
+@pytest.fixture(autouse=True)
+def lock_file(settings, tmp_path, monkeypatch):
+    settings.FOREGROUND_LOCK_FILE = str(tmp_path / "var" / "foreground.lock")
+    monkeypatch.setattr(foreground, "_background", False)
+    monkeypatch.setattr(foreground, "_skip_until", 0.0)
+    return settings.FOREGROUND_LOCK_FILE
+
+
+def hold_in_thread(release: threading.Event) -> threading.Thread:
+    """A web thread serving a search until `release` is set."""
+    held = threading.Event()
+
+    def serve() -> None:
+        with foreground.foreground_work():
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert held.wait(10)
+    return thread
+
+
+def test_no_wait_without_foreground_work():
+    assert foreground.wait_for_gap(5.0) < 1.0
+
+
+def test_a_worker_waits_at_most_its_bound_while_a_search_runs():
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        assert foreground.wait_for_gap(0.3) >= 0.3
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_after_a_wait_without_a_gap_the_next_tasks_do_not_wait_for_a_while(monkeypatch):
+    """Sustained foreground load: waiting before every task would cap the queue at one task per bound."""
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        assert foreground.wait_for_gap(0.2) >= 0.2
+        assert foreground.wait_for_gap(0.2) == 0.0  # inside SATURATED_SKIP_FACTOR x 0.2 s
+        monkeypatch.setattr(foreground, "_skip_until", 0.0)  # the skip over: waiting again
+        assert foreground.wait_for_gap(0.2) >= 0.2
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_worker_goes_on_as_soon_as_the_search_ends():
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    threading.Timer(0.2, release.set).start()
+    waited = foreground.wait_for_gap(20.0)
+    thread.join()
+    assert 0.15 <= waited < 15.0
+
+
+def test_searches_share_the_lock_and_never_wait_for_each_other_or_a_waiting_worker():
+    release = threading.Event()
+    first = hold_in_thread(release)
+    waiter = threading.Thread(target=foreground.wait_for_gap, args=(2.0,))
+    waiter.start()
+    started = time.monotonic()
+    with foreground.foreground_work():  # a second search while the first runs and a worker polls
+        entered = time.monotonic() - started
+    release.set()
+    first.join()
+    waiter.join()
+    assert entered < 1.0
+
+
+def test_zero_turns_the_wait_off():
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        assert foreground.wait_for_gap(0) == 0.0
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_background_process_own_searches_are_not_foreground(monkeypatch):
+    monkeypatch.setattr(foreground, "_background", True)
+    with foreground.foreground_work():
+        monkeypatch.setattr(foreground, "_background", False)
+        assert foreground.wait_for_gap(5.0) < 1.0
+
+
+def test_a_lock_file_that_cannot_be_opened_never_stops_a_search_or_a_worker(settings, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    settings.FOREGROUND_LOCK_FILE = str(blocker / "foreground.lock")
+    with foreground.foreground_work():
+        assert foreground.wait_for_gap(5.0) == 0.0
+
+
+def test_search_is_foreground_work(kb, monkeypatch):
+    from articles import selectors
+
+    seen = []
+    monkeypatch.setattr(selectors, "_search", lambda **kwargs: seen.append(foreground.wait_for_gap(0.2)) or [])
+    assert selectors.search(knowledge_base=kb, question="opening hours") == []
+    assert seen and seen[0] >= 0.2
