@@ -11,7 +11,8 @@ server tells requests apart by the response_format schema name: "answer" replies
 "pair_verdicts" (detection) after 1.5 s, or 30 s in the hung arm.
 
 Detection runs where the run command runs it: a real Celery worker (`celery -A kbreview worker`, the
-Procfile's command, the default concurrency and CPU priority) on the embedded default's filesystem broker;
+Procfile's command, the default concurrency, CPU priority and WORKER_YIELD_MAX_S, which the environment can
+change for a comparison) on the embedded default's filesystem broker;
 this process only writes the turn's DetectionRun and drops a message in the broker folder after commit.
 
 Arms, in many short blocks that alternate (so drift on a shared machine hits every arm alike):
@@ -260,6 +261,8 @@ def main() -> None:
     from conflicts import jobs
     from conflicts.models import Conflict
 
+    log(f"[setup] workers wait up to WORKER_YIELD_MAX_S={settings.WORKER_YIELD_MAX_S} s for a gap in the replies' "
+        f"searches and writes (0: never); niceness {settings.WORKER_NICENESS}")
     kb = common.new_knowledge_base("reply")
     model = ScriptedModel()
     workers: list[Worker] = []

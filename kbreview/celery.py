@@ -83,14 +83,10 @@ def _worker_start(**_kwargs) -> None:
 def _wait_for_a_gap_in_replies(sender=None, **_kwargs) -> None:
     """Every task a worker runs first waits (boundedly) for the searches the web is serving on this machine
     to finish. Not a task run in the caller's process (eager): that process is the foreground."""
-    from django.conf import settings
-
-    from kbreview.foreground import wait_for_gap
+    from kbreview.foreground import yield_to_foreground
 
     if not getattr(getattr(sender, "request", None), "is_eager", False):
-        waited = wait_for_gap(settings.WORKER_YIELD_MAX_S)
-        if waited >= settings.WORKER_YIELD_MAX_S > 0:
-            logger.debug("no gap in the web's searches for %.1f s; %s runs beside them", waited, sender.name)
+        yield_to_foreground()
 
 
 @task_prerun.connect

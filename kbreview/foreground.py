@@ -3,7 +3,7 @@
 A lower CPU priority (WORKER_NICENESS) decides who gets a core, not what the cores share: a worker
 running beside a reply's search still slows it through the memory, caches and database they share. So
 a web process holds a shared lock on one file while it serves foreground work (a search), and a worker
-process waits, before each task, until it can take the lock alone or WORKER_YIELD_MAX_S has passed
+process waits, before each task (and before a detection's recording), until it can take the lock alone or WORKER_YIELD_MAX_S has passed
 (under sustained load there is no gap, and the work must still get done).
 
 An advisory file lock (flock) is released by the kernel when its holder dies, so a crashed web process
@@ -66,6 +66,17 @@ def foreground_work() -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the share
+
+
+def yield_to_foreground() -> float:
+    """In a worker or beat process, wait (at most WORKER_YIELD_MAX_S) for a gap in the foreground work;
+    elsewhere (the web, a CLI, a task run eagerly in its caller) nothing. Called before each task and
+    before a task's next long step, so a long task does not keep running into replies."""
+    if not _background:
+        return 0.0
+    from django.conf import settings
+
+    return wait_for_gap(settings.WORKER_YIELD_MAX_S)
 
 
 def wait_for_gap(max_wait_s: float) -> float:

@@ -67,6 +67,7 @@ from conflicts.models import (
 )
 from conflicts.services.notifications import notify_conflict_sightings
 from conflicts.services.review import conflict_regress, conflict_sighting_wake
+from kbreview.foreground import yield_to_foreground
 
 logger = logging.getLogger(__name__)
 
@@ -686,6 +687,7 @@ def _judge(checks: list[_Check], *, setup: _Setup, deadline: float) -> None:
 
 def _record_all(checks: list[_Check], *, setup: _Setup) -> DetectionRun:
     """Write each check's outcome under its own claim; returns the first (the turn this worker was sent for)."""
+    yield_to_foreground()  # the judging took a while: replies may be searching again
     lost: ClaimLost | None = None
     for check in checks:
         try:

@@ -323,3 +323,19 @@ def test_forgetting_verdicts_has_pairs_judged_again_in_that_knowledge_base_only(
     llm_detection.push(conflict_answer())  # the same versions again: asked again, counted on the same conflict
     run = turn_detect(turn_id=report(kb, "t-2").pk)
     assert run.llm_calls == 1 and run.cache_hits == 0 and Conflict.objects.get().times_seen == 2
+
+
+@pytest.mark.django_db
+def test_a_check_yields_to_the_foreground_again_before_recording_its_outcome(kb, fare_articles, llm_detection,
+                                                                          monkeypatch):
+    """The judging takes seconds; by then replies may be searching again (kbreview/foreground.py)."""
+    from conflicts.models import DetectionRun
+    from conflicts.services import detection
+
+    outcomes_when_yielding = []
+    monkeypatch.setattr(detection, "yield_to_foreground", lambda: outcomes_when_yielding.append(
+        (DetectionRun.objects.get().outcome, len(llm_detection.requests))) or 0.0)
+    llm_detection.push(conflict_answer())
+    run = turn_detect(turn_id=report(kb, "t-1").pk)
+    assert run.outcome == DetectionOutcome.OK
+    assert outcomes_when_yielding == [(DetectionOutcome.QUEUED, 1)]  # after the LLM answered, before the outcome

@@ -81,6 +81,19 @@ def test_searches_share_the_lock_and_never_wait_for_each_other_or_a_waiting_work
     assert entered < 1.0
 
 
+def test_only_background_processes_yield(settings, monkeypatch):
+    settings.WORKER_YIELD_MAX_S = 0.2
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        assert foreground.yield_to_foreground() == 0.0  # the web, a CLI, an eager task: never wait
+        monkeypatch.setattr(foreground, "_background", True)
+        assert foreground.yield_to_foreground() >= 0.2
+    finally:
+        release.set()
+        thread.join()
+
+
 def test_zero_turns_the_wait_off():
     release = threading.Event()
     thread = hold_in_thread(release)
