@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from articles.chunking import chunk_body
 from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
+from kbreview.foreground import yield_to_foreground
 from kbreview.input_limits import text_problem
 from articles.embeddings import embed_texts
 from articles.ingest import IngestError, ParsedArticle, parse_path
@@ -488,6 +489,7 @@ def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
 
     def report(done: int, total: int) -> None:
         IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(done=done, total=total, heartbeat_at=timezone.now())
+        yield_to_foreground()  # between batches of a long re-sync, as before each task
 
     try:
         index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report)

@@ -167,6 +167,25 @@ def test_a_sync_job_is_claimed_once_and_reports_progress(kb):
 
 
 @pytest.mark.django_db
+def test_a_sync_job_yields_to_the_foreground_between_batches(kb, monkeypatch):
+    import functools
+
+    from articles import services
+    from articles.models import IndexSyncJob
+    from tests.factories import make_article
+
+    monkeypatch.setattr(services, "index_resync", functools.partial(services.index_resync, batch_size=1))
+    for n in range(3):
+        make_article(kb, f"faq-{n}", f"Text number {n}.", index=False)
+    job = IndexSyncJob.objects.create(knowledge_base=kb, full=True)
+    progress_when_yielding = []
+    monkeypatch.setattr(services, "yield_to_foreground", lambda: progress_when_yielding.append(
+        IndexSyncJob.objects.get(pk=job.pk).done) or 0.0)
+    services.index_sync_job_run(job_id=job.pk)
+    assert progress_when_yielding == [0, 1, 2, 3]
+
+
+@pytest.mark.django_db
 def test_a_failed_sync_job_records_why(kb, monkeypatch):
     from articles import services
     from articles.models import IndexSyncJob, SyncStatus
