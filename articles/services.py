@@ -401,10 +401,13 @@ def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
 
 
 def _index_pipelined(
-    article_ids: list[int], *, batch_size: int, on_progress: Callable[[int, int], None] | None = None
+    article_ids: list[int], *, batch_size: int, on_progress: Callable[[int, int], None] | None = None,
+    before_batch: Callable[[], object] | None = None,
 ) -> int:
     """Index in batches, embedding the next batch in a worker thread while this one writes the last:
-    the encoder (which releases the GIL) never waits for the database. Only this thread touches the database."""
+    the encoder (which releases the GIL) never waits for the database. Only this thread touches the database.
+    `before_batch` is called before each batch after the first is handed to the encoder (a worker yields
+    to replies there)."""
     total, written = len(article_ids), 0
     batches = [article_ids[start : start + batch_size] for start in range(0, total, batch_size)]
     if on_progress:
@@ -418,6 +421,8 @@ def _index_pipelined(
             following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
             vectors = pending.result()
             if following is not None:
+                if before_batch is not None:
+                    before_batch()  # the encoder is idle and this thread waits: nothing of the re-sync runs
                 pending = encoder.submit(embed_texts, _index_texts(following))
             written += _index_write(planned, vectors)
             planned = following
@@ -454,6 +459,7 @@ def index_resync(
     full: bool = False,
     batch_size: int = 64,
     on_progress: Callable[[int, int], None] | None = None,
+    before_batch: Callable[[], object] | None = None,
 ) -> int:
     """Re-embed what is stale (or everything with `full`). Returns the number of chunks written."""
     if full:
@@ -462,7 +468,7 @@ def index_resync(
         )
     else:
         ids = stale_article_ids(knowledge_base=knowledge_base)
-    return _index_pipelined(ids, batch_size=batch_size, on_progress=on_progress)
+    return _index_pipelined(ids, batch_size=batch_size, on_progress=on_progress, before_batch=before_batch)
 
 
 def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
@@ -489,10 +495,11 @@ def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
 
     def report(done: int, total: int) -> None:
         IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(done=done, total=total, heartbeat_at=timezone.now())
-        yield_to_foreground()  # between batches of a long re-sync, as before each task
 
     try:
-        index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report)
+        # Between batches of a long re-sync a worker yields to replies, as before each task.
+        index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report,
+                     before_batch=yield_to_foreground)
     except Exception as exc:
         IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(
             status=SyncStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()

@@ -2,13 +2,16 @@
 
 A lower CPU priority (WORKER_NICENESS) decides who gets a core, not what the cores share: a worker
 running beside a reply's search still slows it through the memory, caches and database they share. So
-a web process holds a shared lock on one file while it serves foreground work (a search), and a worker
-process waits, before each task (and before a detection's recording), until it can take the lock alone or WORKER_YIELD_MAX_S has passed
-(under sustained load there is no gap, and the work must still get done).
+a web process holds a shared lock on one file while it serves foreground work (a search, the built-in
+answer path's writes and any answer it computes itself), and a worker process waits, before each task
+and before a task's next long step (a detection's recording, a re-sync's next batch), until it can take
+the lock alone or WORKER_YIELD_MAX_S has passed (under sustained load there is no gap, and the work must
+still get done).
 
-An advisory file lock (flock) is released by the kernel when its holder dies, so a crashed web process
-never leaves workers waiting; it is local to the machine, as the cores it shares are: workers on other
-machines have nothing to wait for.
+The web never waits for a worker: it asks for its share without blocking and goes ahead without one
+when a worker holds the lock for its instant (or the lock cannot be used at all). An advisory file lock
+(flock) is released by the kernel when its holder dies, so a crashed web process never leaves workers
+waiting. Web and workers must see the same file on a local filesystem: it stands for the cores they share.
 """
 from __future__ import annotations
 
@@ -21,13 +24,14 @@ from collections.abc import Iterator
 
 logger = logging.getLogger(__name__)
 
-POLL_S = 0.02
+POLL_S = 0.005  # searches overlap closely under load: a coarse poll misses the gaps between them
 # After a wait that found no gap the machine is saturated with foreground work, and waiting longer only
 # starves the queue: the next tasks of this process run without waiting for this many times the bound.
 SATURATED_SKIP_FACTOR = 4
 
 _background = False  # set once in worker and beat processes (kbreview.celery); the web never waits
 _skip_until = 0.0
+_warned = False
 
 
 def mark_background_process() -> None:
@@ -41,37 +45,53 @@ def _lock_path() -> str:
     return settings.FOREGROUND_LOCK_FILE
 
 
-def _open() -> int:
+def _open() -> int | None:
+    """The lock file, read-only (all flock needs; a read-only deploy has it already), created readable by
+    the other processes' users if missing. None, warned once per process, when it cannot be opened."""
+    global _warned
     path = _lock_path()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if not _warned:
+            _warned = True
+            logger.warning("foreground lock %s unusable (%s): background work will not wait for replies", path, exc)
+        return None
+
+
+def _share(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # a worker holds it for an instant: this reply goes ahead without its share
+    except OSError:
+        return False  # a filesystem without flock: the feature is off, the reply unaffected
+    return True
 
 
 @contextlib.contextmanager
 def foreground_work() -> Iterator[None]:
     """Around work a person is waiting for. Each use opens the file anew: flock belongs to an open file,
     so every thread of a web process holds its own share. A background process's own searches are not
-    foreground work; nor is anything when the file cannot be opened (never in a reply's way)."""
-    if _background:
-        yield
-        return
+    foreground work."""
+    fd = None if _background else _open()
+    if fd is not None and not _share(fd):
+        os.close(fd)
+        fd = None
     try:
-        fd = _open()
-    except OSError as exc:
-        logger.warning("foreground lock %s unavailable (%s); workers will not wait for replies", _lock_path(), exc)
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
         yield
     finally:
-        os.close(fd)  # releases the share
+        if fd is not None:
+            os.close(fd)  # releases the share
 
 
 def yield_to_foreground() -> float:
     """In a worker or beat process, wait (at most WORKER_YIELD_MAX_S) for a gap in the foreground work;
-    elsewhere (the web, a CLI, a task run eagerly in its caller) nothing. Called before each task and
-    before a task's next long step, so a long task does not keep running into replies."""
+    elsewhere (the web, a CLI, a task run eagerly in its caller) nothing."""
     if not _background:
         return 0.0
     from django.conf import settings
@@ -87,10 +107,8 @@ def wait_for_gap(max_wait_s: float) -> float:
     started = time.monotonic()
     if max_wait_s <= 0 or started < _skip_until:
         return 0.0
-    try:
-        fd = _open()
-    except OSError as exc:
-        logger.warning("foreground lock %s unavailable (%s); not waiting", _lock_path(), exc)
+    fd = _open()
+    if fd is None:
         return 0.0
     try:
         while True:
@@ -102,8 +120,10 @@ def wait_for_gap(max_wait_s: float) -> float:
                     _skip_until = started + waited + SATURATED_SKIP_FACTOR * max_wait_s
                     return waited
                 time.sleep(min(POLL_S, max_wait_s - waited))
+            except OSError:
+                return time.monotonic() - started  # no flock here: never hold work up for it
             else:
-                fcntl.flock(fd, fcntl.LOCK_UN)  # only looking: the web must never wait for a worker
+                fcntl.flock(fd, fcntl.LOCK_UN)  # only looking
                 return time.monotonic() - started
     finally:
         os.close(fd)

@@ -260,11 +260,12 @@ CELERY_DB_REUSE_MAX = 10_000
 # Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
 # background work never competes with the web process for the cores.
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
-# Before each task a worker waits, at most this long, for the web processes on its machine to finish
-# the searches they are serving (kbreview/foreground.py): priority decides who gets a core, not what the
-# cores share. 0 turns the wait off.
+# Before each task (and a task's next long step) a worker waits, at most this long, for the web processes
+# on its machine to finish their foreground work (kbreview/foreground.py): priority decides who gets a
+# core, not what the cores share. 0 turns the wait off.
 WORKER_YIELD_MAX_S = env.float("WORKER_YIELD_MAX_S", default=1.0)
-FOREGROUND_LOCK_FILE = env.str("FOREGROUND_LOCK_FILE", default=str(BASE_DIR / "var" / "foreground.lock"))
+# Relative to the project, as web and workers may start in other folders; it must be on a local filesystem.
+FOREGROUND_LOCK_FILE = str(BASE_DIR / (env.str("FOREGROUND_LOCK_FILE", default="") or "var/foreground.lock"))
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = TIME_ZONE
@@ -410,6 +411,9 @@ if DETECTION_DISPATCH not in ("celery", "inline", "off"):
     raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, inline or off")
 if DETECTION_TIMEOUT_S >= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("DETECTION_TIMEOUT_S must be shorter than CELERY_TASK_SOFT_TIME_LIMIT")
+if WORKER_YIELD_MAX_S >= CELERY_TASK_SOFT_TIME_LIMIT / 4:
+    # A detection may wait twice; the soft limit must still find the task at work.
+    raise ImproperlyConfigured("WORKER_YIELD_MAX_S must be under a quarter of CELERY_TASK_SOFT_TIME_LIMIT")
 if DETECTION_DETECTOR not in ("claims", "llm", "auto"):
     raise ImproperlyConfigured(f"DETECTION_DETECTOR={DETECTION_DETECTOR!r}: use claims, llm or auto")
 if not 0 <= DETECTION_BATCH_WAIT_MS < DETECTION_TIMEOUT_S * 1000:

@@ -231,7 +231,7 @@ def test_a_worker_waits_for_a_gap_in_the_searches_of_this_machine(kb, filesystem
     log = tmp_path / "worker.log"
     worker = processes.start_worker("yield", processes.base_env(
         FILESYSTEM_BROKER_DIR=filesystem_broker, DETECTION_DETECTOR="claims",
-        FOREGROUND_LOCK_FILE=settings.FOREGROUND_LOCK_FILE, WORKER_YIELD_MAX_S=600), log=log)
+        FOREGROUND_LOCK_FILE=settings.FOREGROUND_LOCK_FILE, WORKER_YIELD_MAX_S=50), log=log)
     release, held = threading.Event(), threading.Event()
 
     def search_in_progress() -> None:
@@ -248,7 +248,9 @@ def test_a_worker_waits_for_a_gap_in_the_searches_of_this_machine(kb, filesystem
         processes.wait_for(lambda: "detect_turn[" in log.read_text(errors="replace"), 120,
                            "the worker to receive the check", logs=[log])
         time.sleep(3)
-        assert DetectionRun.objects.get(turn=turn).outcome == DetectionOutcome.QUEUED  # waiting, not checking
+        run = DetectionRun.objects.get(turn=turn)
+        # Waiting before the task, not checking: the claim is the task's first step.
+        assert (run.outcome, run.claimed_at, run.attempts) == (DetectionOutcome.QUEUED, None, 0)
         release.set()
         wait_for(lambda: DetectionRun.objects.get(turn=turn).outcome == DetectionOutcome.OK, 60,
                  "the check to run once the search ended", logs=[log])

@@ -8,6 +8,7 @@ answer-level filter routes to memory against a retrieved article, the knowledge 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import uuid
@@ -118,11 +119,26 @@ def answer_passages(hits: list[SearchHit]) -> list[Passage]:
 
 
 def _plain_answer(*, question: str, passages: list[Passage]) -> tuple[GeneratedAnswer, str]:
+    config = llm_config_for("answer")
     try:
-        return generate_answer(question=question, passages=passages, config=llm_config_for("answer")), ""
+        with _computed_here(config is None):  # without an LLM: the extractive answer
+            return generate_answer(question=question, passages=passages, config=config), ""
     except LLMError as exc:
         # The customer still gets the best sentences rather than an error.
-        return extractive_answer(question=question, passages=passages), f"LLM {exc}; answered extractively"
+        with _computed_here(True):
+            return extractive_answer(question=question, passages=passages), f"LLM {exc}; answered extractively"
+
+
+def _computed_here(here: bool):
+    """An answer this process computes (sentence vectors, the local model) is foreground work, which background
+    work on this machine waits for; waiting for a server is not."""
+    return foreground_work() if here else contextlib.nullcontext()
+
+
+def _runs_here(backend: Backend) -> bool:
+    from agents.igd.local import LocalBackend
+
+    return isinstance(backend, LocalBackend)
 
 
 def answer_compose(
@@ -139,7 +155,8 @@ def answer_compose(
             backend = backend or igd_backend()
             if backend is not None:
                 params = dataclasses.replace(ANSWER_PARAMS, max_new_tokens=settings.IGD_MAX_NEW_TOKENS)
-                igd = igd_answer(question=question, passages=passages, mode=Mode(mode), backend=backend, params=params)
+                with _computed_here(_runs_here(backend)):
+                    igd = igd_answer(question=question, passages=passages, mode=Mode(mode), backend=backend, params=params)
                 return ComposedAnswer(mode=mode, hits=hits, passages=passages, answer=igd.answer, igd=igd)
         except LLMError as exc:
             answer, error = _plain_answer(question=question, passages=passages)

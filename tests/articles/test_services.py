@@ -169,6 +169,7 @@ def test_a_sync_job_is_claimed_once_and_reports_progress(kb):
 @pytest.mark.django_db
 def test_a_sync_job_yields_to_the_foreground_between_batches(kb, monkeypatch):
     import functools
+    import threading
 
     from articles import services
     from articles.models import IndexSyncJob
@@ -178,11 +179,20 @@ def test_a_sync_job_yields_to_the_foreground_between_batches(kb, monkeypatch):
     for n in range(3):
         make_article(kb, f"faq-{n}", f"Text number {n}.", index=False)
     job = IndexSyncJob.objects.create(knowledge_base=kb, full=True)
-    progress_when_yielding = []
-    monkeypatch.setattr(services, "yield_to_foreground", lambda: progress_when_yielding.append(
-        IndexSyncJob.objects.get(pk=job.pk).done) or 0.0)
+    embedding = threading.Lock()  # held while the encoder thread embeds a batch
+    real_embed = services.embed_texts
+
+    def embed_texts(texts):
+        with embedding:
+            return real_embed(texts)
+
+    seen_when_yielding = []
+    monkeypatch.setattr(services, "embed_texts", embed_texts)
+    monkeypatch.setattr(services, "yield_to_foreground", lambda: seen_when_yielding.append(
+        (IndexSyncJob.objects.get(pk=job.pk).done, embedding.locked())) or 0.0)
     services.index_sync_job_run(job_id=job.pk)
-    assert progress_when_yielding == [0, 1, 2, 3]
+    # Before the second and third batches are embedded, with no embedding under way; not after the last.
+    assert seen_when_yielding == [(0, False), (1, False)]
 
 
 @pytest.mark.django_db

@@ -83,6 +83,25 @@ def test_with_igd_off_the_extractive_answer_serves_either_mode(api, capital, inl
     assert "Sylvania" in body["reply"] and body["citations"] == ["faq-capital"]
 
 
+def test_an_answer_computed_here_is_foreground_work(api, capital, settings, tmp_path, monkeypatch):
+    """Background work on this machine waits for the extractive answer's sentence vectors (kbreview/foreground.py)."""
+    from conflicts.services import answering
+    from kbreview import foreground
+
+    settings.IGD_BACKEND = "off"
+    settings.FOREGROUND_LOCK_FILE = str(tmp_path / "foreground.lock")
+    real = answering.generate_answer
+    waited = []
+
+    def generate_answer(**kwargs):  # no LLM configured: the extractive answer, computed here
+        waited.append(foreground.wait_for_gap(0.2))
+        return real(**kwargs)
+
+    monkeypatch.setattr(answering, "generate_answer", generate_answer)
+    assert api({"question": "What is the capital of Freedonia?"}).status_code == 200
+    assert waited and waited[0] >= 0.2
+
+
 # --- "the model disagrees with this article": recorded when the answer-level filter routes to memory ---------------
 
 QUESTION = "What is the capital of Freedonia?"

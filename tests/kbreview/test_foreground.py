@@ -12,6 +12,7 @@ def lock_file(settings, tmp_path, monkeypatch):
     settings.FOREGROUND_LOCK_FILE = str(tmp_path / "var" / "foreground.lock")
     monkeypatch.setattr(foreground, "_background", False)
     monkeypatch.setattr(foreground, "_skip_until", 0.0)
+    monkeypatch.setattr(foreground, "_warned", False)
     return settings.FOREGROUND_LOCK_FILE
 
 
@@ -49,10 +50,10 @@ def test_after_a_wait_without_a_gap_the_next_tasks_do_not_wait_for_a_while(monke
     release = threading.Event()
     thread = hold_in_thread(release)
     try:
-        assert foreground.wait_for_gap(0.2) >= 0.2
-        assert foreground.wait_for_gap(0.2) == 0.0  # inside SATURATED_SKIP_FACTOR x 0.2 s
+        assert foreground.wait_for_gap(0.5) >= 0.5
+        assert foreground.wait_for_gap(0.5) == 0.0  # inside SATURATED_SKIP_FACTOR x 0.5 s
         monkeypatch.setattr(foreground, "_skip_until", 0.0)  # the skip over: waiting again
-        assert foreground.wait_for_gap(0.2) >= 0.2
+        assert foreground.wait_for_gap(0.5) >= 0.5
     finally:
         release.set()
         thread.join()
@@ -61,13 +62,30 @@ def test_after_a_wait_without_a_gap_the_next_tasks_do_not_wait_for_a_while(monke
 def test_a_worker_goes_on_as_soon_as_the_search_ends():
     release = threading.Event()
     thread = hold_in_thread(release)
-    threading.Timer(0.2, release.set).start()
+    timer_started = time.monotonic()
+    threading.Timer(0.3, release.set).start()
     waited = foreground.wait_for_gap(20.0)
+    assert time.monotonic() - timer_started >= 0.3  # not before the search ended
+    assert waited < 15.0  # and not the whole bound
     thread.join()
-    assert 0.15 <= waited < 15.0
 
 
-def test_searches_share_the_lock_and_never_wait_for_each_other_or_a_waiting_worker():
+def test_a_search_never_waits_for_a_worker_holding_the_lock_for_its_instant(lock_file):
+    import fcntl
+    import os
+
+    with foreground.foreground_work():
+        pass  # creates the file
+    worker_fd = os.open(lock_file, os.O_RDONLY)
+    fcntl.flock(worker_fd, fcntl.LOCK_EX)  # a worker frozen just after finding its gap, for 3 s
+    threading.Timer(3.0, os.close, args=(worker_fd,)).start()
+    started = time.monotonic()
+    with foreground.foreground_work():  # goes ahead without its share
+        entered = time.monotonic() - started
+    assert entered < 1.0
+
+
+def test_searches_share_the_lock_and_never_wait_for_each_other():
     release = threading.Event()
     first = hold_in_thread(release)
     waiter = threading.Thread(target=foreground.wait_for_gap, args=(2.0,))
@@ -111,12 +129,42 @@ def test_a_background_process_own_searches_are_not_foreground(monkeypatch):
         assert foreground.wait_for_gap(5.0) < 1.0
 
 
-def test_a_lock_file_that_cannot_be_opened_never_stops_a_search_or_a_worker(settings, tmp_path):
+def test_a_filesystem_without_flock_never_stops_a_search_or_a_worker(monkeypatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with foreground.foreground_work():
+        assert foreground.wait_for_gap(5.0) < 1.0
+
+
+def test_an_existing_read_only_lock_file_is_used(lock_file):
+    import os
+
+    os.makedirs(os.path.dirname(lock_file))
+    open(lock_file, "w").close()
+    os.chmod(lock_file, 0o444)
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        assert foreground.wait_for_gap(0.2) >= 0.2
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_lock_file_that_cannot_be_opened_never_stops_a_search_or_a_worker(settings, tmp_path, caplog):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     settings.FOREGROUND_LOCK_FILE = str(blocker / "foreground.lock")
     with foreground.foreground_work():
         assert foreground.wait_for_gap(5.0) == 0.0
+    with foreground.foreground_work():
+        pass
+    assert len([r for r in caplog.records if "foreground lock" in r.getMessage()]) == 1  # said once, not per search
 
 
 def test_search_is_foreground_work(kb, monkeypatch):

@@ -40,8 +40,10 @@ def database_env() -> dict:
 def base_env(**extra) -> dict:
     # Full priority unless a test says otherwise: on a busy machine a niced worker may wait minutes for
     # a core, and the test for the lower priority sets its own WORKER_NICENESS.
+    # Nor do they wait for searches (WORKER_YIELD_MAX_S): this checkout's lock file is shared with whatever
+    # else runs here; the test of that wait sets its own file and bound.
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "kbreview.settings", "LOG_LEVEL": "INFO",
-           "WORKER_NICENESS": "0", **database_env()}
+           "WORKER_NICENESS": "0", "WORKER_YIELD_MAX_S": "0", **database_env()}
     env.pop("REDIS_URL", None)
     env.update({k: str(v) for k, v in extra.items()})
     return env
