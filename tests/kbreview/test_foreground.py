@@ -1,4 +1,5 @@
 """Background work waits for a gap in the web's searches on this machine, boundedly, and never the reverse."""
+import contextlib
 import threading
 import time
 
@@ -14,6 +15,18 @@ def lock_file(settings, tmp_path, monkeypatch):
     monkeypatch.setattr(foreground, "_skip_until", 0.0)
     monkeypatch.setattr(foreground, "_warned", False)
     return settings.FOREGROUND_LOCK_FILE
+
+
+@contextlib.contextmanager
+def search_running():
+    """A web thread serving a search for as long as the block runs."""
+    release = threading.Event()
+    thread = hold_in_thread(release)
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join()
 
 
 def hold_in_thread(release: threading.Event) -> threading.Thread:
@@ -36,27 +49,17 @@ def test_no_wait_without_foreground_work():
 
 
 def test_a_worker_waits_at_most_its_bound_while_a_search_runs():
-    release = threading.Event()
-    thread = hold_in_thread(release)
-    try:
+    with search_running():
         assert foreground.wait_for_gap(0.3) >= 0.3
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_after_a_wait_without_a_gap_the_next_tasks_do_not_wait_for_a_while(monkeypatch):
     """Sustained foreground load: waiting before every task would cap the queue at one task per bound."""
-    release = threading.Event()
-    thread = hold_in_thread(release)
-    try:
+    with search_running():
         assert foreground.wait_for_gap(0.5) >= 0.5
         assert foreground.wait_for_gap(0.5) == 0.0  # inside SATURATED_SKIP_FACTOR x 0.5 s
         monkeypatch.setattr(foreground, "_skip_until", 0.0)  # the skip over: waiting again
         assert foreground.wait_for_gap(0.5) >= 0.5
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_a_worker_goes_on_as_soon_as_the_search_ends():
@@ -101,25 +104,15 @@ def test_searches_share_the_lock_and_never_wait_for_each_other():
 
 def test_only_background_processes_yield(settings, monkeypatch):
     settings.WORKER_YIELD_MAX_S = 0.2
-    release = threading.Event()
-    thread = hold_in_thread(release)
-    try:
+    with search_running():
         assert foreground.yield_to_foreground() == 0.0  # the web, a CLI, an eager task: never wait
         monkeypatch.setattr(foreground, "_background", True)
         assert foreground.yield_to_foreground() >= 0.2
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_zero_turns_the_wait_off():
-    release = threading.Event()
-    thread = hold_in_thread(release)
-    try:
+    with search_running():
         assert foreground.wait_for_gap(0) == 0.0
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_a_background_process_own_searches_are_not_foreground(monkeypatch):
@@ -147,13 +140,8 @@ def test_an_existing_read_only_lock_file_is_used(lock_file):
     os.makedirs(os.path.dirname(lock_file))
     open(lock_file, "w").close()
     os.chmod(lock_file, 0o444)
-    release = threading.Event()
-    thread = hold_in_thread(release)
-    try:
+    with search_running():
         assert foreground.wait_for_gap(0.2) >= 0.2
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_a_lock_file_that_cannot_be_opened_never_stops_a_search_or_a_worker(settings, tmp_path, caplog):
