@@ -1,6 +1,6 @@
 """The Celery app: the one path for background work, with Redis (REDIS_URL) or, without it, kombu's
 filesystem transport in ./var. Workers and beat lower their CPU priority at start-up, and each task
-waits for a gap in the web's searches first (kbreview/foreground.py)."""
+first waits (boundedly) for a gap in the web's foreground work on this machine (kbreview/foreground.py)."""
 from __future__ import annotations
 
 import logging
@@ -79,13 +79,18 @@ def _worker_start(**_kwargs) -> None:
     logger.info("Celery worker on %s, niceness %s", app.conf.broker_url, os.nice(0))
 
 
+def _is_eager(task) -> bool:
+    """A task run in its caller's process, whose connection, transaction and foreground are the caller's."""
+    return bool(getattr(getattr(task, "request", None), "is_eager", False))
+
+
 @task_prerun.connect
 def _wait_for_a_gap_in_replies(sender=None, **_kwargs) -> None:
-    """Every task a worker runs first waits (boundedly) for the searches the web is serving on this machine
-    to finish. Not a task run in the caller's process (eager): that process is the foreground."""
+    """Every task a worker runs first waits (boundedly) for the web's foreground work on this machine to
+    finish; not an eager task."""
     from kbreview.foreground import yield_to_foreground
 
-    if not getattr(getattr(sender, "request", None), "is_eager", False):
+    if not _is_eager(sender):
         yield_to_foreground()
 
 
@@ -97,7 +102,7 @@ def _connections_as_around_a_request(sender=None, **_kwargs) -> None:
     in the caller's process (eager), whose connection and transaction are the caller's."""
     from django.db import close_old_connections
 
-    if not getattr(getattr(sender, "request", None), "is_eager", False):
+    if not _is_eager(sender):
         close_old_connections()
 
 
