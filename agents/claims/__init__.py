@@ -24,7 +24,7 @@ from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
 from .compare import Contradiction, announced_changes, compare_claims, same_subject_prices, transposed_contact
-from .scope import Scope, claim_scope, proper_names
+from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
 from .values import DATE, extract_values
 
 __all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "detect_claim_conflicts", "REPORT_MIN_CONFIDENCE"]
@@ -98,12 +98,12 @@ def _context_dates(context: str, year: int) -> list[dt.date]:
     return _dates(extract_values(context, year=year))
 
 
-def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date) -> Scope:
+def _scope(facts: ClaimFacts, *, known: frozenset[str], now: dt.date, page: PageScope = PageScope()) -> Scope:
     # A table cell's row label is what the cell is of ("Off-Peak | weekdays 09:00-16:00"): its own words, not a heading.
     text = f"{facts.claim.label}: {facts.claim.text}" if facts.claim.label else facts.claim.text
     return claim_scope(text, facts.claim.context, known_names=known, dates=_dates(facts.values),
                        context_dates=_context_dates(facts.claim.context, now.year),
-                       calendar_days=_calendar_days(facts.values, facts.claim.text), now=now)
+                       calendar_days=_calendar_days(facts.values, facts.claim.text), now=now, page=page)
 
 
 def _newer_note(a: ArticleText, b: ArticleText) -> str:
@@ -140,7 +140,9 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
     known = _known_names(list(unique.values()))
     facts = {ref: analyse_text(a.title, a.body, today.year) for ref, a in unique.items()}
     matrices = {ref: store.vectors(f) for ref, f in facts.items()}
-    scopes = {ref: [_scope(f, known=known, now=today) for f in claim_facts] for ref, claim_facts in facts.items()}
+    pages = {ref: page_scope((f.claim.text, _dates(f.values)) for f in claim_facts) for ref, claim_facts in facts.items()}
+    scopes = {ref: [_scope(f, known=known, now=today, page=pages[ref]) for f in claim_facts]
+              for ref, claim_facts in facts.items()}
     result = ClaimDetection(aligned_by_meaning=store.encoder is not None)
     for ref_a, ref_b in combinations(sorted(unique), 2):
         key = pair_key(ref_a, ref_b)

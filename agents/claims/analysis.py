@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .scope import spell_out_days
-from .split import Claim, split_claims
+from .split import LEADER_SPAN_RE, Claim, split_claims
 from .words import STOPWORDS
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
 from .stance import (channel_stances, channels, denied_of, denied_predicates, denied_words, is_negative, modality,
@@ -112,6 +112,8 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
     for claim in split_claims(title, body):
         values = _cell_values(claim, year) if claim.column else tuple(extract_values(claim.text, year=year))
         masked = spell_out_days(mask(claim.text, values))
+        if claim.leader_row:
+            masked = LEADER_SPAN_RE.sub(": ", masked, count=1)
         if len(claim.text.split()) <= SHORT_CLAIM_WORDS and "\u2014" in claim.context:
             masked = f"{claim.context.rsplit(chr(0x2014), 1)[-1].strip()} {masked}"
         affirmed, denied = channel_stances(claim.text)
@@ -132,8 +134,8 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             masked = f"{claim.question} {masked}"
         # A claim that names nothing ("For €30 a month you get:") is said of what its heading states a thing of.
         heading_subject = None if claim.label or claim.question else statement_subject(claim.context.rsplit("\u2014", 1)[-1])
-        said = tuple(subject_of(claim.text, v.start) or (label_subject(claim.label) if claim.label else heading_subject)
-                     for v in values)
+        said = tuple((label_subject(claim.label) if claim.leader_row else subject_of(claim.text, v.start))
+                     or (label_subject(claim.label) if claim.label else heading_subject) for v in values)
         subjects = tuple(resolved(subject, mentions) for subject in said)
         mentions = named_mentions(claim.text, mentions)
         facts.append(ClaimFacts(claim=claim, values=values, negative=negative,

@@ -531,7 +531,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
         damping *= 0.8
     if scopes_uneven(scope_a, scope_b):
         damping *= 0.85
-    if scope_a.tax != scope_b.tax:
+    if scope_a.tax != scope_b.tax and not (scope_a.tax_inherited or scope_b.tax_inherited):
         damping *= TAX_UNSAID_DAMPING
     found: list[Contradiction] = []
     overlap = len(a.content & b.content) / max(1, len(a.content | b.content))

@@ -63,8 +63,22 @@ EXCEPTION_RE = re.compile(r"\b(?:except|unless|apart from|other than|excluding|w
 EXCEPTION_CLAUSE_RE = re.compile(r"\b(?:except|apart from|other than|excluding|with the exception of)\b[^;.]*", re.I)
 STAFF_RE = re.compile(r"\b(?:members? of (?:staff|the team|our team)|staff members?|team members?)\b", re.I)
 # Whether a price includes tax: "€228 including VAT" and a bare "€189" (ex VAT) can both be right.
-TAX_INCLUDED_RE = re.compile(r"\b(?:incl(?:uding|udes|usive of|\.)?|with)\s+(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
-TAX_EXCLUDED_RE = re.compile(r"\b(?:excl(?:uding|udes|usive of|\.)?|plus|before|without|ex\.?|\+)\s*(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
+TAX_WORDS = r"(?:vat|tax(?:es)?|gst|sales tax)"
+TAX_INCLUDED_RE = re.compile(rf"\b(?:inc(?:l(?:ud(?:e|es|ing)|usive of)?)?\.?|with)\s+{TAX_WORDS}\b"
+                             rf"|\b{TAX_WORDS}\s+(?:is\s+)?incl(?:uded|\.|\b)", re.I)
+TAX_EXCLUDED_RE = re.compile(rf"\b(?:excl(?:ud(?:e|es|ing)|usive of)?\.?|plus|before|without|ex\.?|\+)\s*{TAX_WORDS}\b"
+                             rf"|\b{TAX_WORDS}\s+(?:is\s+)?(?:excl(?:uded|\.|\b)|extra\b)", re.I)
+# A sentence that dates the whole page: it opens with its validity ("Valid from …", "Effective 1 May …") or says it of
+# the page's prices ("These prices apply from …"); rules that are valid for a while ("vouchers are valid for 12
+# months") name something else.
+PAGE_VALIDITY_RE = re.compile(r"^(?:valid|effective|in force|applies|applicable)\b"
+                              r"|^(?:all |our |these |the )?(?:\w+ )?(?:prices|rates|fares|fees|charges|price list|list)"
+                              r" (?:are |is )?(?:valid|apply|effective|in force)\b", re.I)
+PAGE_VALIDITY_MAX_WORDS = 14
+# "All prices include VAT at 20%.", "Prices below are plus VAT": said once for every price on the page.
+PRICES = r"(?:prices|rates|fares|fees|charges|costs)"
+PAGE_TAX_RE = re.compile(rf"\b(?:all|our|these|every)\s+(?:\w+\s+){{0,2}}{PRICES}\b"
+                         rf"|\b{PRICES}\s+(?:below|above|shown|listed|here|on this page)\b", re.I)
 # Whether a fare is for one way or there and back: "$190 return" and "$95 each way" can both be right.
 ONE_WAY_RE = re.compile(r"\b(?:each way|one[- ]way|single (?:fare|ticket|journey|trip))\b", re.I)
 RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]trip|there and back)\b|\(return\)", re.I)
@@ -74,6 +88,41 @@ WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 # A year or a season of two years standing alone ("prices 2031", "the 2030/31 season"), not inside a date or a number.
 YEAR_SPAN_RE = re.compile(r"(?<![\d\u00a3\u20ac$.,:/\-])(?<!\d )((?:19|20)\d\d)(?:\s?[/\u2013\-]\s?((?:19|20)?\d\d))?(?![\d%])(?![.,:]\d)(?! \d)")
 DAY_RANGE_RE = re.compile(r"\b([A-Za-z]{3,9})\.?\s*(?:-|\u2013|to|through|thru|until)\s*([A-Za-z]{3,9})\b")
+
+
+def tax_said(text: str) -> frozenset[str]:
+    """What a text says of tax on prices: "included", "excluded", both or neither."""
+    return frozenset(name for name, pattern in (("included", TAX_INCLUDED_RE), ("excluded", TAX_EXCLUDED_RE))
+                     if pattern.search(text))
+
+
+def _statements(context: str) -> str:
+    """A claim's context less the question it answers: "Do your prices include VAT?" says nothing of tax."""
+    return " ".join(part for part in context.split("\u2014") if not part.strip().endswith("?"))
+
+
+@dataclass(frozen=True)
+class PageScope:
+    """What an article says once for everything on it: tax on its prices ("All prices include VAT") and the years
+    it is valid for ("Valid from 1 January 2025 to 31 December 2025", "These prices apply from 1 January 2026")."""
+
+    tax: frozenset[str] = frozenset()
+    years: frozenset[str] = frozenset()
+
+
+def page_scope(claims) -> PageScope:
+    """The PageScope of an article from its claims, each (text, the dates it states)."""
+    taxes: set[str] = set()
+    years: set[str] = set()
+    for text, dates in claims:
+        if PAGE_TAX_RE.search(text):
+            taxes |= tax_said(text)
+        if dates and PAGE_VALIDITY_RE.search(text) and len(text.split()) <= PAGE_VALIDITY_MAX_WORDS:
+            first, last = min(dates).year, max(dates).year
+            # "1 April 2025 to 31 March 2026" is one season, as years_in reads "2025/26".
+            years.add(str(first) if first == last else f"{first}/{last % 100:02d}" if last == first + 1
+                      else f"{first}-{last}")
+    return PageScope(tax=frozenset(taxes) if len(taxes) == 1 else frozenset(), years=frozenset(years))
 
 
 def _day(word: str) -> str | None:
@@ -141,6 +190,9 @@ class Scope:
     restricts: bool
     special_case: bool = False  # the claim itself says "late", "early", "emergency" …
     tax: frozenset[str] = frozenset()  # "included" / "excluded": what the claim says of tax on its prices
+    # The tax was said by the heading or once for the whole page, not by the claim: a page that says prices include
+    # tax is set apart only from one that says they do not, never from one that does not say.
+    tax_inherited: bool = False
     trip: frozenset[str] = frozenset()  # "one way" / "return": what a fare is for
     days_closed: frozenset[str] = frozenset()
     years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2030/31")
@@ -179,8 +231,10 @@ def _categories(piece: str, heading: bool) -> tuple[frozenset, frozenset, frozen
 
 
 def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: list[dt.date],
-                context_dates: list[dt.date], calendar_days: list[str], now: dt.date) -> Scope:
+                context_dates: list[dt.date], calendar_days: list[str], now: dt.date,
+                page: PageScope = PageScope()) -> Scope:
     """The scope of a claim; a category the claim leaves open is taken from its heading/title.
+    `page`: what the article says once for all its claims (page_scope), for claims that say nothing of it.
     `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
     def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
         audience, days, periods, tiers, names = _categories(piece, heading)
@@ -204,11 +258,11 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
                  future_from=min(future) if future else None,
                  has_exception=bool(EXCEPTION_RE.search(text)), restricts=bool(RESTRICTS_RE.search(text)),
                  special_case=bool(own[3] & SPECIAL_CASE_WORDS),
-                 tax=frozenset(name for name, pattern in (("included", TAX_INCLUDED_RE), ("excluded", TAX_EXCLUDED_RE))
-                               if pattern.search(text)),
+                 tax=tax_said(text) or tax_said(_statements(context)) or page.tax,
+                 tax_inherited=not tax_said(text) and bool(tax_said(_statements(context)) or page.tax),
                  trip=frozenset(name for name, pattern in (("one way", ONE_WAY_RE), ("return", RETURN_TRIP_RE))
                                 if pattern.search(text)),
-                 years=years_in(text) or years_in(context),
+                 years=years_in(text) or years_in(context) or page.years,
                  days_closed=frozenset(d for clause in re.split(r"[,;]|\band\b", text)
                                        if re.search(r"\bclosed\b", clause, re.I) for d in days_in(clause)))
 
@@ -224,7 +278,9 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
         return True  # a price list for one year and one for the next, or two seasons ("2030/31", "2031/32")
     if a.trip and b.trip and a.trip != b.trip:
         return True  # a one-way fare and a return fare
-    if a.tax != b.tax and ("included" in a.tax | b.tax or a.tax and b.tax):
+    if a.tax != b.tax and a.tax and b.tax:
+        return True
+    if a.tax != b.tax and "included" in a.tax | b.tax and not (a.tax_inherited or b.tax_inherited):
         # A price with tax and one without are different figures. "$40 an hour plus tax" against a bare "$35 per
         # hour" is compared: prices are quoted before tax or the text does not say (the tax-converted comparison
         # handles a price that includes it).

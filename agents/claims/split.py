@@ -13,6 +13,12 @@ SENTENCE_END_RE = re.compile(r"(?<=[.!?])[)\"'\u201d]?\s+(?=[A-Z0-9(\"'\u201c\u2
 # "e.g. Foo", "No. 5", "St. Mary", "J. Smith": a dot that ends an abbreviation or an initial.
 ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|nr|st|dr|mr|mrs|ms|vs|fig|p|pp)|\b[A-Z])\.$", re.I)
 NUMBER_ABBREVIATION_RE = re.compile(r"\bno\.$", re.I)  # "No. 5" abbreviates; "…: no. The hall …" ends a sentence
+# Dot leaders between a label and its value, as price lists and PDFs set them ("Room hire ....... £18.00"): the row
+# is one claim, the leader no sentence end and the row no heading.
+LEADER_SPAN_RE = re.compile(r"\s*(?:\.{3,}|\u2026+)\s*")
+LEADER_RE = re.compile(r"\S\s*(?:\.{3,}|\u2026+)\s*\S")
+LEADER_ROW_RE = re.compile(r"^(?P<label>[^.\u2026]*\S)\s*(?:\.{3,}|\u2026+)\s*(?P<value>\S.*)$")
+LEADER_END_RE = re.compile(r"(?:\.{2}|\u2026)$")
 MIN_CLAIM_CHARS = 12
 MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
 MAX_CLAIMS = 400  # per article: a check's cost stays bounded whatever is imported
@@ -28,12 +34,15 @@ class Claim:
     label: str = ""  # a table cell's row label ("Corner office"): what the cell's value is of
     column: str = ""  # a table cell's column header ("Parking included"): what the value is
     question: str = ""  # the question this claim answers (the line before it, or a title that asks)
+    leader_row: bool = False  # "Room hire ....... £18.00": the label before the dots is what the value is of
 
 
 def _is_heading(line: str) -> bool:
     stripped = line.strip()
     if stripped.startswith("#"):
         return True
+    if LEADER_RE.search(stripped):
+        return False
     if stripped.endswith(":") and len(stripped) < 90:
         return True
     # A short line without a sentence end or a number reads as a title ("Opening hours", "Premium plan").
@@ -53,7 +62,7 @@ def _sentences(line: str) -> list[tuple[int, int]]:
     cuts = [0]
     for match in SENTENCE_END_RE.finditer(line):
         before = line[: match.start()].rstrip(")\"'\u201d")
-        if ABBREVIATION_RE.search(before) or (NUMBER_ABBREVIATION_RE.search(before) and line[match.end():][:1].isdigit()):
+        if ABBREVIATION_RE.search(before) or LEADER_END_RE.search(before) or (NUMBER_ABBREVIATION_RE.search(before) and line[match.end():][:1].isdigit()):
             continue
         cuts.append(match.end())
     cuts.append(len(line))
@@ -139,6 +148,13 @@ def split_claims(title: str, body: str) -> list[Claim]:
             if not _states_values(content):
                 continue
             # "For €30 a month you get:" introduces a list and states a price: a heading and a claim.
+        row = LEADER_ROW_RE.match(content.strip())
+        if row and not LEADER_SPAN_RE.search(row.group("value")):  # one label, one value
+            piece = content.strip()
+            start = base + offset + content.index(piece)
+            claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=heading,
+                                label=row.group("label").strip(), leader_row=True))
+            continue
         for a, b in _sentences(content):
             piece = content[a:b].strip()
             start = base + offset + a + content[a:b].index(piece)

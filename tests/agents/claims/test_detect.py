@@ -99,6 +99,12 @@ CONFLICTS = {
                                               "from 9 am to noon."),
     "a starting price said two ways": ("Wooden frames start at £60 each.",
                                        "Wooden frames ............ from £52 each"),
+    "a row of a price list set with dot leaders": ("Workshop fees\nKey cutting, standard ......... £6 per key\n"
+                                                   "Key cutting, security ......... £15 per key",
+                                                   "We cut standard keys for £8 a key."),
+    "a page that says once its prices include tax, against one that does not say": (
+        "All prices on this page include VAT.\n\nGutter clearing, terraced house: £96",
+        "Gutter clearing for a terraced house costs £110."),
     "periods for one action in clauses built differently": (
         "If the sound is faulty, bring the headphones back within 30 days of collection for a replacement.",
         "Something wrong? You have 14 days from the day you collect your headphones to bring them back."),
@@ -156,6 +162,14 @@ AGREEING = {
                                                    "You have 30 days from delivery to return unworn shoes."),
     "periods for different actions on one card": ("Unused gift cards can be refunded within 14 days of purchase.",
                                                   "We post unused gift cards to your home address within 3 days."),
+    "prices a page says once include tax, against a price before tax": (
+        "All prices on this page include VAT.\n\nGutter clearing, terraced house: £96",
+        "Gutter clearing for a terraced house costs £80 plus VAT."),
+    "price lists dated for different years": ("Valid from 1 April 2025 to 31 March 2026.\nSauna session ........ €12",
+                                              "These prices apply from 1 April 2026.\n\n| Session | Price |\n|---|---|\n"
+                                              "| Sauna session | €14 |"),
+    "the row of a price list that agrees": ("Key cutting, standard ......... £6 per key\nKey cutting, security ......... £15 per key",
+                                            "Security keys are cut for £15 a key."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
