@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from agents.claims import ClaimVectors, detect_claim_conflicts
+from agents.claims import ALIGN_FLOOR, ClaimVectors, detect_claim_conflicts
 from agents.types import CONFLICT_TYPES, ArticleText
 from articles.embeddings import embed_texts
 
@@ -254,6 +254,15 @@ def test_pairs_about_different_things_are_reported_as_unrelated(vectors):
     related = detect_claim_conflicts(articles=pair(*CONFLICTS["fare in a sentence built differently"]), now=NOW,
                                      vectors=vectors)
     assert related.unrelated_pairs() == set()
+
+
+def test_a_pair_whose_claims_align_only_loosely_is_not_called_unrelated(vectors):
+    # A conflict the claims cannot settle (which things are moved, said in two differently built sentences): the
+    # LLM must see it. A floor above the alignment floor kept a fifth of the dev half's conflicting pairs from it.
+    articles = pair("Pianos can be moved by our specialist team.", "We do not move pianos, firearms or hazardous goods.")
+    result = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors)
+    assert ALIGN_FLOOR <= result.pair_similarity[("kb-1", "kb-2")] < ALIGN_FLOOR + 0.05  # a loose alignment
+    assert result.unrelated_pairs() == set()
 
 
 def test_without_a_sentence_model_no_pair_is_called_unrelated():
