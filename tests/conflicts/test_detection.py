@@ -339,3 +339,45 @@ def test_a_check_yields_to_the_foreground_again_before_recording_its_outcome(kb,
     run = turn_detect(turn_id=report(kb, "t-1").pk)
     assert run.outcome == DetectionOutcome.OK
     assert outcomes_when_yielding == [(DetectionOutcome.QUEUED, 1)]  # after the LLM answered, before the outcome
+
+
+def test_a_workers_claim_check_waits_between_pairs_while_a_reply_searches(settings, tmp_path, monkeypatch):
+    """A check is tens of milliseconds of CPU: in a worker it lets a search that starts meanwhile go first."""
+    import datetime as dt
+    import threading
+    import time
+
+    from agents.types import ArticleText
+    from conflicts.services.detection import claim_checks
+    from kbreview import foreground
+
+    settings.FOREGROUND_LOCK_FILE = str(tmp_path / "foreground.lock")
+    settings.WORKER_YIELD_MAX_S = 1.0
+    monkeypatch.setattr(foreground, "_skip_until", 0.0)
+    today = dt.date(2026, 6, 1)
+
+    def articles(word: str) -> list[ArticleText]:
+        return [ArticleText(ref="a", title=f"{word} hire", body=f"{word} hire costs £12 a day.", updated_at=today),
+                ArticleText(ref="b", title=f"{word} prices", body=f"A day of {word} hire is £14.", updated_at=today)]
+
+    checks = claim_checks()
+    checks.findings(articles=articles("Canoe"), now=today)  # the sentence model loaded: no wait is the model's
+    searching, release = threading.Event(), threading.Event()
+
+    def search() -> None:
+        with foreground.foreground_work():
+            searching.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=search, daemon=True)
+    thread.start()
+    assert searching.wait(10)
+    monkeypatch.setattr(foreground, "_background", True)  # this thread now works as a worker does
+    started = time.monotonic()
+    try:
+        findings, _ = checks.findings(articles=articles("Kayak"), now=today)
+    finally:
+        release.set()
+        thread.join()
+    assert time.monotonic() - started >= 1.0  # waited the bound for a gap before comparing the pair
+    assert [f.refs for f in findings] == [("a", "b")]
