@@ -3,6 +3,8 @@ on the embedded default with real Celery workers.
 
     .venv/bin/python bench/reply_overhead.py            # 240 turns per arm, 24 concurrent callers
     .venv/bin/python bench/reply_overhead.py --quick    # 64 turns per arm (a few minutes on a busy machine)
+    .venv/bin/python bench/reply_overhead.py --turns 480 --samples-out run1.json   # keep the latencies
+    .venv/bin/python bench/reply_overhead.py --pool run1.json run2.json            # figures of runs taken together
 
 Every turn goes through conflicts.services.answer_question (hybrid search -> turn recorded -> LLM answer ->
 reply recorded) in this process, which stands for the web process, against a scripted OpenAI-compatible
@@ -32,6 +34,7 @@ its noise floor is no measured difference.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -244,7 +247,19 @@ def main() -> None:
     parser.add_argument("--segments", action="store_true",
                         help="also time each step of the reply (search, turn recorded, answer, reply recorded, "
                              "the broker send after commit) per arm, to see where a difference comes from")
+    parser.add_argument("--samples-out", metavar="FILE", help="also write every reply latency, by arm, to FILE (JSON)")
+    parser.add_argument("--pool", metavar="FILE", nargs="+",
+                        help="measure nothing: print the figures of the latencies of several runs' --samples-out files "
+                             "taken together (a p95 difference of 1-2%% is inside one run's noise)")
     args = parser.parse_args()
+    if args.pool:
+        pooled: dict[str, list[float]] = {arm: [] for arm in ARMS}
+        for path in args.pool:
+            for arm, values in json.loads(Path(path).read_text()).items():
+                pooled[arm] += values
+        log(f"pooled {len(args.pool)} runs: {', '.join(f'{arm} {len(v)}' for arm, v in pooled.items())} replies")
+        report_figures(pooled)
+        return
     turns = args.turns or (64 if args.quick else 240)
     block_size = 8 if args.quick else 12  # short blocks, many alternations
     n_articles = 80 if args.quick else 200
@@ -330,6 +345,17 @@ def main() -> None:
         model.stop()
         common.teardown([kb])
 
+    if args.samples_out:
+        Path(args.samples_out).write_text(json.dumps(latencies))
+        log(f"latencies written to {args.samples_out}")
+    log(f"load average during the blocks: min {min(load_samples):.2f}, mean "
+        f"{sum(load_samples) / len(load_samples):.2f}, max {max(load_samples):.2f} on {os.cpu_count()} CPUs")
+    segments.report()
+    log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
+    report_figures(latencies)
+
+
+def report_figures(latencies: dict[str, list[float]]) -> None:
     log("")
     for arm in ARMS:
         log(f"[{arm:5}] all blocks: reply latency {common.summary(latencies[arm], 1000, ' ms')}")
@@ -344,10 +370,6 @@ def main() -> None:
     log(f"noise floor phase 2 (off vs off, same run): p95 offD/offC {p['offD'] / p['offC']:.3f}, "
         f"p50 {m['offD'] / m['offC']:.3f}")
     log(f"p50 ratios: on/off {m['on'] / m_off:.3f}, hung/off {m['hung'] / m_off2:.3f}")
-    log(f"load average during the blocks: min {min(load_samples):.2f}, mean "
-        f"{sum(load_samples) / len(load_samples):.2f}, max {max(load_samples):.2f} on {os.cpu_count()} CPUs")
-    segments.report()
-    log(f"wall time {wall():.0f} s; load average now {os.getloadavg()[0]:.2f}")
     common.print_figures([
         common.Figure("reply_p95_ratio", p["on"] / p_off, "x", "<=", 1.02),
         common.Figure("reply_p95_ratio_hung", p["hung"] / p_off2, "x", "<=", 1.02),
