@@ -23,7 +23,7 @@ import hashlib
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -291,13 +291,13 @@ def _confirmed(finding: ConflictFinding) -> ConflictFinding:
     return dataclasses.replace(finding, detector="both", confidence=max(finding.confidence, CONFIRM_BELOW))
 
 
-def _claim_findings(*, articles: list[ArticleText], now: dt.date, vectors: ClaimVectors | None,
-                    pause: Callable[[], object] | None = None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
+def _claim_findings(*, articles: list[ArticleText], now: dt.date,
+                    vectors: ClaimVectors | None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
     """The claim detector's findings and the pairs it found to be about different things."""
     # Imported here: the claim detector loads parsing libraries the LLM-only tests do not need.
     from agents.claims import detect_claim_conflicts
 
-    result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors, pause=pause)
+    result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors)
     findings = list(getattr(result, "findings", result))
     unrelated = result.unrelated_pairs() if hasattr(result, "unrelated_pairs") else set()
     return findings, unrelated
@@ -309,10 +309,8 @@ class ClaimChecks:
     findings, so a set seen before costs a digest of its texts instead of a check (most of a claims-only
     turn's CPU). Keyed by content, not ids: an edited article is a new text and is checked afresh."""
 
-    def __init__(self, vectors: ClaimVectors | None, *, max_sets: int = CLAIM_CHECK_SETS,
-                 pause: Callable[[], object] | None = None) -> None:
+    def __init__(self, vectors: ClaimVectors | None, *, max_sets: int = CLAIM_CHECK_SETS) -> None:
         self.vectors = vectors
-        self.pause = pause  # called between the pairs of a check (agents.claims.detect_claim_conflicts)
         self.max_sets = max_sets
         self._known: OrderedDict[bytes, tuple[tuple[ConflictFinding, ...], frozenset[tuple[str, str]]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -334,7 +332,7 @@ class ClaimChecks:
             if known is not None:
                 self._known.move_to_end(key)
         if known is None:  # computed outside the lock: two threads missing the same set both compute it
-            findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors, pause=self.pause)
+            findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors)
             known = (tuple(findings), frozenset(unrelated))
             with self._lock:
                 self._known[key] = known

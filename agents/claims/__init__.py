@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -135,10 +134,8 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
 
 def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None = None,
                            vectors: ClaimVectors | None = None, encoder: Encoder | None = None,
-                           min_confidence: float = REPORT_MIN_CONFIDENCE,
-                           pause: Callable[[], object] | None = None) -> ClaimDetection:
-    """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities.
-    `pause` is called before each pair is compared: a background worker waits there for a gap in the replies."""
+                           min_confidence: float = REPORT_MIN_CONFIDENCE) -> ClaimDetection:
+    """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities."""
     today = now or dt.date.today()
     store = vectors or ClaimVectors(encoder)
     unique = {a.ref: a for a in articles}
@@ -150,8 +147,6 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
               for ref, claim_facts in facts.items()}
     result = ClaimDetection(aligned_by_meaning=store.encoder is not None)
     for ref_a, ref_b in combinations(sorted(unique), 2):
-        if pause is not None:
-            pause()
         key = pair_key(ref_a, ref_b)
         if not facts[ref_a] or not facts[ref_b]:
             result.pair_similarity[key] = 0.0

@@ -67,7 +67,6 @@ from conflicts.models import (
 )
 from conflicts.services.notifications import notify_conflict_sightings
 from conflicts.services.review import conflict_regress, conflict_sighting_wake
-from kbreview import foreground
 from kbreview.foreground import yield_to_foreground
 
 logger = logging.getLogger(__name__)
@@ -149,9 +148,7 @@ def claim_checks() -> ClaimChecks:
 
 @functools.lru_cache(maxsize=1)
 def _claim_checks_over(vectors: ClaimVectors) -> ClaimChecks:
-    # A check is tens of milliseconds of CPU: a worker lets a reply's search that starts meanwhile run first.
-    # (The module's function itself: this object outlives any one caller.)
-    return ClaimChecks(vectors, pause=foreground.yield_to_foreground)
+    return ClaimChecks(vectors)
 
 
 def claim_detector_warm_up() -> None:

@@ -38,10 +38,8 @@ def claims_flag(monkeypatch):
     flagged: list[ConflictFinding] = []
     unrelated: set[tuple[str, str]] = set()
 
-    def detect_claim_conflicts(*, articles, now, vectors=None, pause=None):
+    def detect_claim_conflicts(*, articles, now, vectors=None):
         calls.append([a.ref for a in articles])
-        if pause is not None:
-            pause()
         refs = {a.ref for a in articles}
         return types.SimpleNamespace(findings=[finding for finding in flagged if set(finding.refs) <= refs],
                                      unrelated_pairs=lambda: {pair for pair in unrelated if set(pair) <= refs})
@@ -170,15 +168,6 @@ def test_a_retrieval_set_checked_before_is_answered_without_running_the_claim_de
     assert calls == [["a01", "a02", "a03"]]
     assert first.found == second.found == {("a01", "a02"): PRICE}
     assert first.found is not second.found  # each turn's plan is its own to complete
-
-
-def test_a_claim_check_pauses_where_its_owner_asks_and_a_set_checked_before_does_not(claims_flag):
-    calls = claims_flag(PRICE)
-    pauses = []
-    claim_checks = ClaimChecks(None, pause=lambda: pauses.append(len(calls)))
-    plan_detection(articles=THREE, detector="claims", now=NOW, claim_checks=claim_checks)
-    plan_detection(articles=list(THREE), detector="claims", now=NOW, claim_checks=claim_checks)
-    assert pauses == [1]  # during the one check; the second turn's set was known
 
 
 @pytest.mark.parametrize("change", ["body", "updated_at", "source", "another set", "another day"])

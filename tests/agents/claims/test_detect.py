@@ -265,21 +265,6 @@ def test_a_pair_whose_claims_align_only_loosely_is_not_called_unrelated(vectors)
     assert result.unrelated_pairs() == set()
 
 
-def test_the_check_pauses_before_comparing_each_pair(vectors, monkeypatch):
-    """A background worker waits there for a gap in the replies (conflicts.services.detection)."""
-    import agents.claims
-
-    articles = pair(*CONFLICTS["fare in a sentence built differently"]) + [
-        ArticleText(ref="kb-3", title="Day tickets", body="Day tickets are sold at the kiosk.", updated_at=NOW)]
-    events = []
-    compare = agents.claims.compare_claims
-    monkeypatch.setattr(agents.claims, "compare_claims", lambda a, b, **kw: events.append("compare") or compare(a, b, **kw))
-    result = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors, pause=lambda: events.append("pause"))
-    assert len(result.pair_similarity) == 3 and events.count("pause") == 3
-    assert events[0] == "pause" and "compare" in events
-    assert [f.refs for f in result.findings] == [("kb-1", "kb-2")]  # pausing changes nothing found
-
-
 def test_without_a_sentence_model_no_pair_is_called_unrelated():
     result = detect_claim_conflicts(articles=pair(*AGREEING["unrelated topics"]), now=NOW)
     assert result.unrelated_pairs() == set()
