@@ -15,10 +15,11 @@ ABBREVIATION_RE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|incl|excl|nr|st|dr|m
 NUMBER_ABBREVIATION_RE = re.compile(r"\bno\.$", re.I)  # "No. 5" abbreviates; "…: no. The hall …" ends a sentence
 # Dot leaders between a label and its value, as price lists and PDFs set them ("Room hire ....... £18.00"): the row
 # is one claim, the leader no sentence end and the row no heading.
-LEADER_SPAN_RE = re.compile(r"\s*(?:\.{3,}|\u2026+)\s*")
-LEADER_RE = re.compile(r"\S\s*(?:\.{3,}|\u2026+)\s*\S")
-LEADER_ROW_RE = re.compile(r"^(?P<label>[^.\u2026]*\S)\s*(?:\.{3,}|\u2026+)\s*(?P<value>\S.*)$")
-LEADER_END_RE = re.compile(r"(?:\.{2}|\u2026)$")
+LEADER = r"\s*(?:\.{3,}|\u2026+)\s*"
+LEADER_SPAN_RE = re.compile(LEADER)
+LEADER_RE = re.compile(rf"\S{LEADER}\S")  # between two words: a leader, not an ellipsis that ends a line
+LEADER_ROW_RE = re.compile(rf"^(?P<label>[^.\u2026]*\S){LEADER}(?P<value>\S.*)$")
+LEADER_END_RE = re.compile(r"(?:\.{2}|\u2026)$")  # text up to a sentence-end match that is part of a leader
 MIN_CLAIM_CHARS = 12
 MAX_CLAIM_CHARS = 400  # longer "sentences" (a page on one line) are cut at clause or word boundaries
 MAX_CLAIMS = 400  # per article: a check's cost stays bounded whatever is imported
