@@ -134,7 +134,8 @@ def analyse_text(title: str, body: str, year: int) -> tuple[ClaimFacts, ...]:
             masked = f"{claim.question} {masked}"
         # A claim that names nothing ("For €30 a month you get:") is said of what its heading states a thing of.
         heading_subject = None if claim.label or claim.question else statement_subject(claim.context.rsplit("\u2014", 1)[-1])
-        said = tuple((label_subject(claim.label) if claim.leader_row else subject_of(claim.text, v.start))
+        # A price-list row's values are its label's ("Room hire ....... £18.00"), not what the dots read as.
+        said = tuple((None if claim.leader_row else subject_of(claim.text, v.start))
                      or (label_subject(claim.label) if claim.label else heading_subject) for v in values)
         subjects = tuple(resolved(subject, mentions) for subject in said)
         mentions = named_mentions(claim.text, mentions)

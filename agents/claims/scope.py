@@ -249,6 +249,8 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     opening_names = frozenset(proper_names(text[:text.find(" ")], first_words=True) & known_names) if " " in text else frozenset()
     merged = [own[0], own[1] or inherited[1], own[2] or inherited[2], own[3] or inherited[3],
               own[4] or inherited[4] or opening_names]
+    own_tax = tax_said(text)
+    inherited_tax = frozenset() if own_tax else tax_said(_statements(context)) or page.tax
     future = [d for d in dates if d > now] if FROM_DATE_RE.search(text) else []
     if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
         future = [d for d in context_dates if d > now]
@@ -258,8 +260,8 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
                  future_from=min(future) if future else None,
                  has_exception=bool(EXCEPTION_RE.search(text)), restricts=bool(RESTRICTS_RE.search(text)),
                  special_case=bool(own[3] & SPECIAL_CASE_WORDS),
-                 tax=tax_said(text) or tax_said(_statements(context)) or page.tax,
-                 tax_inherited=not tax_said(text) and bool(tax_said(_statements(context)) or page.tax),
+                 tax=own_tax or inherited_tax,
+                 tax_inherited=not own_tax and bool(inherited_tax),
                  trip=frozenset(name for name, pattern in (("one way", ONE_WAY_RE), ("return", RETURN_TRIP_RE))
                                 if pattern.search(text)),
                  years=years_in(text) or years_in(context) or page.years,

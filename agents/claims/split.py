@@ -155,6 +155,7 @@ def split_claims(title: str, body: str) -> list[Claim]:
             start = base + offset + content.index(piece)
             claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=heading,
                                 label=row.group("label").strip(), leader_row=True))
+            question = ""  # answered, as by a sentence
             continue
         for a, b in _sentences(content):
             piece = content[a:b].strip()
