@@ -108,6 +108,9 @@ CONFLICTS = {
     "periods for one action in clauses built differently": (
         "If the sound is faulty, bring the headphones back within 30 days of collection for a replacement.",
         "Something wrong? You have 14 days from the day you collect your headphones to bring them back."),
+    "a tier word that only says how an action is done": (
+        "Break clause: $200 per unit if you move out early.",
+        "Our leases have a break clause of $120 per unit if you hand back the keys before the lease ends."),
 }
 
 AGREEING = {
@@ -170,6 +173,7 @@ AGREEING = {
                                               "| Sauna session | €14 |"),
     "the row of a price list that agrees": ("Key cutting, standard ......... £6 per key\nKey cutting, security ......... £15 per key",
                                             "Security keys are cut for £15 a key."),
+    "a tier word naming a special case": ("Late check-out costs $30.", "Check-out costs nothing: just leave your key."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
