@@ -23,7 +23,8 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .compare import Contradiction, announced_changes, compare_claims, same_subject_prices, transposed_contact
+from .compare import (Contradiction, announced_changes, compare_claims, named_contacts, same_subject_prices,
+                      transposed_contact)
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
 from .values import DATE, extract_values
 
@@ -164,7 +165,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                 best = found
         if best is None:
             best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
-                    or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b]))
+                    or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
+                    or named_contacts(facts[ref_a], facts[ref_b], scopes[ref_a], scopes[ref_b], known_names=known))
         if best is not None and best.confidence >= min_confidence:
             a, b = unique[ref_a], unique[ref_b]
             result.findings.append(ConflictFinding(

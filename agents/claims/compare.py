@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from agents.types import CONFLICT_TYPES
 
 from .analysis import ClaimFacts
-from .scope import DAYS, Scope, days_in, scopes_differ, scopes_uneven
+from .scope import DAYS, Scope, days_in, proper_names, scopes_differ, scopes_uneven
 from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, origin_against_any_place, two_places,
                      widened_channels)
 from .stance import NEGATION_RE, PERMISSION_RE
@@ -672,6 +672,35 @@ def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> C
                     if best is None or found.confidence > best.confidence:
                         best = found
     return best
+
+
+NAMED_CONTACT_CONFIDENCE = 0.6
+
+
+def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: frozenset[str]) -> Contradiction | None:
+    """Two phone numbers or e-mail addresses given for one named place or service, in claims worded too differently
+    to align ("Call Elm Yard on <number>" / "Elm Yard: <another number>"): each claim names the same names of the
+    knowledge base's own (a branch, a service; not the business's name) and nothing else, neither claim gives the
+    other's number, and their scopes do not differ."""
+    def contacts(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind in (PHONE, EMAIL)]
+
+    named_b = [(j, b, contacts(b), proper_names(b.claim.text, first_words=True) & known_names)
+               for j, b in enumerate(claims_b) if contacts(b)]
+    for i, a in enumerate(claims_a):
+        names_a = proper_names(a.claim.text, first_words=True) & known_names
+        if not names_a or not contacts(a):
+            continue
+        for j, b, contacts_b, names_b in named_b:
+            if names_b != names_a or scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            for x in contacts(a):
+                if any(equal_values(x, z) for z in contacts_b):
+                    break
+                for y in contacts_b:
+                    if y.kind == x.kind and not any(equal_values(y, z) for z in contacts(a)):
+                        return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)
+    return None
 
 
 def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:

@@ -85,7 +85,7 @@ RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-ADVERB_USE_RE = re.compile(r"\b([a-z][a-z\-]*)(?=\s*(?:[.,;:!?)]|$)|\s+(?:if|when|on|at|in|to|for|and|or|by|from|than|as|"
+ADVERB_USE_RE = re.compile(r"\b([a-z][a-z\-]*)(?=\s*(?:[.,;:!?)]|$)|\s+(?:if|when|on|at|in|to|for|by|from|than|as|"
                            r"before|after|until|enough|so)\b)")
 # A year or a season of two years standing alone ("prices 2031", "the 2030/31 season"), not inside a date or a number.
 YEAR_SPAN_RE = re.compile(r"(?<![\d\u00a3\u20ac$.,:/\-])(?<!\d )((?:19|20)\d\d)(?:\s?[/\u2013\-]\s?((?:19|20)?\d\d))?(?![\d%])(?![.,:]\d)(?! \d)")

@@ -420,6 +420,23 @@ def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
     assert found(other, vectors) == []
 
 
+def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vectors):
+    # Three articles, so that the place's name is the knowledge base's own, not the business's (named on most pages).
+    unrelated = ArticleText(ref="kb-3", title="Gift cards", body="Gift cards are sold in any amount from $10.",
+                            updated_at=dt.date(2026, 2, 1))
+    call = ("Prescriptions are ready two hours after you order them. If one is late, the team at Elm Yard will chase it "
+            "for you: ring 0161 496 0720.")
+    listed = "Opening times and numbers.\n\nElm Yard: 0161 496 0755"
+    same = [*pair(call, listed, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert [(f.refs, f.type) for f in found(same, vectors)] == [(("kb-1", "kb-2"), "contact")]
+    other_place = "Opening times and numbers.\n\nBirch Lane: 0161 496 0755"
+    different = [*pair(call, other_place, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(different, vectors) == []
+    both_numbers = "Opening times and numbers.\n\nElm Yard: 0161 496 0755 or 0161 496 0720"
+    agreeing = [*pair(call, both_numbers, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(agreeing, vectors) == []
+
+
 def test_a_contraction_is_no_subject():
     from agents.claims.subject import subject_of
 
