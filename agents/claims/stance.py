@@ -141,7 +141,8 @@ def strip_negation(text: str) -> str:
     return re.sub(r"\s+", " ", NEGATION_RE.sub(" ", NO_NEED_RE.sub(" ", text))).strip()
 
 
-CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
+# "…, not …" sets a contrast apart: "hand it in at a shop, not a locker" denies the locker, not the shop.
+CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|,\s*(?=not\b)|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
 
 
 def channel_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:

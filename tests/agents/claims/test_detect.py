@@ -173,6 +173,9 @@ AGREEING = {
                                               "| Sauna session | €14 |"),
     "the row of a price list that agrees": ("Key cutting, standard ......... £6 per key\nKey cutting, security ......... £15 per key",
                                             "Security keys are cut for £15 a key."),
+    "the place one claim contrasts with another thing it denies": (
+        "Bulky returns must be handed in at a branch counter, not a drop box.",
+        "Bulky returns: book a slot online first, then hand them in at any branch counter."),
     "a tier word naming a special case": ("Late check-out costs $30.", "Check-out costs nothing: just leave your key."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
