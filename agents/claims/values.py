@@ -174,11 +174,19 @@ PERIOD_BEFORE_RE = re.compile(r"\b(?:(?:per|a|each)\s+(day|night|week|month|year
                               r"(dai|night|week|month|year|hour)ly\s+\w+)\b[\s:|]*$", re.I)
 
 
+# A charge made once ("a one-off setup fee of €65", "€20 one time") is no price per month: its period is "once".
+ONCE_BEFORE_RE = re.compile(r"\bone[- ](?:off|time)\b[^.;:\d]{0,24}$", re.I)
+ONCE_AFTER_RE = re.compile(r"^\s*(?:one[- ](?:off|time)|once)\b", re.I)
+
+
 def _period_after(text: str, end: int, start: int | None = None) -> str:
-    """The period a value is given per: "€10 a month", or "Price per month: €10" (a table header)."""
+    """The period a value is given per: "€10 a month", or "Price per month: €10" (a table header); "once" for a
+    one-off charge."""
     match = PERIOD_RE.match(text[end:end + 24])
     if match:
         return _singular(match.group(1))
+    if ONCE_AFTER_RE.match(text[end:end + 24]) or start is not None and ONCE_BEFORE_RE.search(text[max(0, start - 40):start]):
+        return "once"
     if start is not None:
         before = PERIOD_BEFORE_RE.search(text[max(0, start - 30):start])
         if before:  # "per month:" or "Monthly price:"

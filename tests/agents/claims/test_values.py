@@ -45,6 +45,14 @@ def test_prices_per_different_periods_are_not_comparable():
     assert not comparable(only("€30 a month", MONEY), only("€30 a year", MONEY))
 
 
+@pytest.mark.parametrize("text", ["New orders carry a one-off setup fee of €45.", "Connection: €45 one-off",
+                                  "A one-time charge of 45 euros applies."])
+def test_a_one_off_charge_is_no_price_per_month(text):
+    fee = only(text, MONEY)
+    assert fee.key == ("EUR", 45.0, "once")
+    assert not comparable(fee, only("€30 a month", MONEY), strict_period=False)
+
+
 def test_a_spending_threshold_is_a_condition_not_a_price():
     money = [v for v in extract_values("Delivery is free on orders over £40.", year=2026) if v.kind == MONEY]
     assert {v.role for v in money if v.key[1] == 40.0} == {"threshold"}
