@@ -710,11 +710,11 @@ def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: froze
         for j, b, contacts_b, names_b in named_b:
             if names_b != names_a or scopes_differ(scopes_a[i], scopes_b[j]):
                 continue
+            if any(equal_values(x, y) for x in contacts(a) for y in contacts_b):
+                continue  # one number both give: the other is another line, not a contradiction
             for x in contacts(a):
-                if any(equal_values(x, z) for z in contacts_b):
-                    break
                 for y in contacts_b:
-                    if y.kind == x.kind and not any(equal_values(y, z) for z in contacts(a)):
+                    if y.kind == x.kind:
                         return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)
     return None
 
