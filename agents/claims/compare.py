@@ -341,21 +341,6 @@ def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
     return any(equal_values(x, y) for x in a.values if x.kind == QUANTITY for y in b.values if y.kind == QUANTITY)
 
 
-# Which side of a time a claim speaks of: after it, or before it (up to it, during it).
-AFTER_TIME_RE = re.compile(r"\b(?:after|once|later than|past)\b", re.I)
-BEFORE_TIME_RE = re.compile(r"\b(?:before|until|till|during|in (?:that|this|the same) (?:time|period)|up to)\b", re.I)
-
-
-def _time_side(facts: ClaimFacts) -> str | None:
-    after, before = bool(AFTER_TIME_RE.search(facts.claim.text)), bool(BEFORE_TIME_RE.search(facts.claim.text))
-    return "after" if after and not before else "before" if before and not after else None
-
-
-def _opposite_sides_of_a_time(a: ClaimFacts, b: ClaimFacts) -> bool:
-    """One claim speaks of what holds after a time, the other of what holds before it."""
-    return {_time_side(a), _time_side(b)} == {"after", "before"}
-
-
 def _agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:
     prices_a = [v for v in a.values if v.kind == MONEY]
     prices_b = [v for v in b.values if v.kind == MONEY]
@@ -586,9 +571,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
                         or bool(shared) and similarity >= POLARITY_CLOSE_SIMILARITY)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
-        if opposite and a.negative != b.negative and (_shared_threshold(a, b) or _opposite_sides_of_a_time(a, b)):
-            # "until 24 hours before: can" / "less than 24 hours before: can no longer", "in that time we refund" /
-            # "after that period we can't refund": a rule and its converse.
+        if opposite and a.negative != b.negative and _shared_threshold(a, b):
+            # "until 24 hours before: can" / "less than 24 hours before: can no longer": a rule and its converse.
             opposite = False
         if opposite:
             ctype = "eligibility" if AUDIENCE_OR_AGE.search(a.claim.text + " " + b.claim.text) else "policy"

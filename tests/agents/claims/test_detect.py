@@ -176,12 +176,12 @@ AGREEING = {
     "the place one claim contrasts with another thing it denies": (
         "Bulky returns must be handed in at a branch counter, not a drop box.",
         "Bulky returns: book a slot online first, then hand them in at any branch counter."),
-    "a rule for after a period and one for the period itself": (
-        "Once the trial month is over, the setup fee cannot be paid back.",
-        "Change your mind during the trial month and we pay the setup fee back in full."),
     "a monthly price and a one-off fee": ("The Harbour plan costs €30 per month.",
                                           "New Harbour plan orders carry a one-off setup fee of €45."),
-    "a tier word naming a special case": ("Late check-out costs $30.", "Check-out costs nothing: just leave your key."),
+    "prices for two billing cycles": ("The Harbour plan is €12 a month when billed monthly.",
+                                      "The Harbour plan is €100 when billed yearly."),
+    "a tier word naming a special case": ("Guests who want a late check-out pay $30.",
+                                          "Check-out costs nothing: just leave your key."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),
