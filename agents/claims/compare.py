@@ -678,27 +678,33 @@ NAMED_CONTACT_CONFIDENCE = 0.6
 
 
 def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: frozenset[str]) -> Contradiction | None:
-    """Two phone numbers or e-mail addresses given for one named place or service, in claims worded too differently
-    to align ("Call Elm Yard on <number>" / "Elm Yard: <another number>"): each claim names the same names of the
-    knowledge base's own (a branch, a service; not the business's name) and nothing else, neither claim gives the
-    other's number, and their scopes do not differ."""
-    def contacts(facts: ClaimFacts) -> list[Value]:
-        return [v for v in facts.values if v.kind in (PHONE, EMAIL)]
+    """Two phone numbers given for one named place or service, in claims worded too differently to align ("… ring
+    Elm Yard on <number>" / "Elm Yard: <another number>"): each claim names the same names of the knowledge base's
+    own (a branch, a service; not the business's name) and nothing else, the words next to each number name no
+    other purpose ("Elm Yard travel clinic: <number>" is another line), neither claim gives the other's number, and
+    their scopes do not differ. Not e-mail addresses: a business keeps one per purpose, often without saying which."""
+    def phones(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == PHONE]
 
-    named_b = [(j, b, contacts(b), proper_names(b.claim.text, first_words=True) & known_names)
-               for j, b in enumerate(claims_b) if contacts(b)]
+    def names(facts: ClaimFacts) -> frozenset[str]:
+        return frozenset(proper_names(facts.claim.text, first_words=True) & known_names)
+
+    def purpose(facts: ClaimFacts, value: Value) -> frozenset[str]:
+        return _own_head(facts, value) - content_stems(" ".join(names(facts)))
+
+    named_b = [(j, b, phones(b), names(b)) for j, b in enumerate(claims_b) if phones(b)]
     for i, a in enumerate(claims_a):
-        names_a = proper_names(a.claim.text, first_words=True) & known_names
-        if not names_a or not contacts(a):
+        names_a = names(a)
+        if not names_a or not phones(a):
             continue
-        for j, b, contacts_b, names_b in named_b:
+        for j, b, phones_b, names_b in named_b:
             if names_b != names_a or scopes_differ(scopes_a[i], scopes_b[j]):
                 continue
-            if any(equal_values(x, y) for x in contacts(a) for y in contacts_b):
+            if any(equal_values(x, y) for x in phones(a) for y in phones_b):
                 continue  # one number both give: the other is another line, not a contradiction
-            for x in contacts(a):
-                for y in contacts_b:
-                    if y.kind == x.kind:
+            for x in phones(a):
+                for y in phones_b:
+                    if purpose(a, x) == purpose(b, y):
                         return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)
     return None
 

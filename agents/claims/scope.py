@@ -85,8 +85,10 @@ RETURN_TRIP_RE = re.compile(r"\b(?:return (?:fare|ticket|journey|trip)|round[- ]
 RESTRICTS_RE = re.compile(r"\b(?:only|exclusively|solely|restricted to|reserved for|limited to|just)\b", re.I)
 FROM_DATE_RE = re.compile(r"\b(?:from|as of|starting|starts|effective|beginning|with effect from|will)\b", re.I)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-ADVERB_USE_RE = re.compile(r"\b([a-z][a-z\-]*)(?=\s*(?:[.,;:!?)]|$)|\s+(?:if|when|on|at|in|to|for|by|from|than|as|"
-                           r"before|after|until|enough|so)\b)")
+# "late" and "early" also say when an action is done ("if you check out early", "open late on Fridays"): there they
+# name no special case. Read per occurrence, a word standing last in its clause or before a preposition.
+TIME_ADVERB_USE_RE = re.compile(r"(?<![\w-])(?:late|early)(?![\w-])(?=\s*(?:[.;:!?)]|$)|\s+(?:if|when|on|at|in|to|for|by|"
+                                r"from|than|as|before|after|until|enough|so)\b)", re.I)
 # A year or a season of two years standing alone ("prices 2031", "the 2030/31 season"), not inside a date or a number.
 YEAR_SPAN_RE = re.compile(r"(?<![\d\u00a3\u20ac$.,:/\-])(?<!\d )((?:19|20)\d\d)(?:\s?[/\u2013\-]\s?((?:19|20)?\d\d))?(?![\d%])(?![.,:]\d)(?! \d)")
 DAY_RANGE_RE = re.compile(r"\b([A-Za-z]{3,9})\.?\s*(?:-|\u2013|to|through|thru|until)\s*([A-Za-z]{3,9})\b")
@@ -228,10 +230,7 @@ def _categories(piece: str, heading: bool) -> tuple[frozenset, frozenset, frozen
         audience.update(f"{axis}:{values[word]}" for axis, values in AUDIENCE_AXES.items() if word in values)
     words = _words(piece)
     periods = frozenset(w for w in words if w in HOLIDAY_WORDS)
-    # A tier word names a kind of thing before a noun ("late check-out", "early booking"), not when it says how an
-    # action is done ("if you leave early", "open late on Fridays").
-    adverbs = {m.group(1) for m in ADVERB_USE_RE.finditer(piece)}
-    tiers = frozenset(w for w in words if w in TIER_WORDS and w not in adverbs)
+    tiers = frozenset(w for w in _words(TIME_ADVERB_USE_RE.sub(" ", piece)) if w in TIER_WORDS)
     return frozenset(audience), days_in(piece), periods, tiers, frozenset(proper_names(piece, first_words=heading))
 
 

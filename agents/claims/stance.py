@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 NEGATION_RE = re.compile(
-    r"\b(?:not|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
+    r"\b(?:not(?!\s+(?:just|only)\b)|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
     r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
     r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?!-)(?! (?:later|more|less|"
     r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
@@ -141,8 +141,9 @@ def strip_negation(text: str) -> str:
     return re.sub(r"\s+", " ", NEGATION_RE.sub(" ", NO_NEED_RE.sub(" ", text))).strip()
 
 
-# "…, not …" sets a contrast apart: "hand it in at a shop, not a locker" denies the locker, not the shop.
-CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|,\s*(?=not\b)|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
+# "…, not …" sets a contrast apart: "bring it to the desk, not the drop box" denies the drop box, not the desk ("…, not
+# just online" adds to the clause before it and stays in it).
+CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|,\s*(?=not\b(?!\s+(?:just|only)\b))|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
 
 
 def channel_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:

@@ -174,19 +174,23 @@ PERIOD_BEFORE_RE = re.compile(r"\b(?:(?:per|a|each)\s+(day|night|week|month|year
                               r"(dai|night|week|month|year|hour)ly\s+\w+)\b[\s:|]*$", re.I)
 
 
-# A charge made once ("a one-off setup fee of €65", "€20 one time") is no price per month: its period is "once".
-ONCE_BEFORE_RE = re.compile(r"\bone[- ](?:off|time)\b[^.;:\d]{0,24}$", re.I)
-ONCE_AFTER_RE = re.compile(r"^\s*(?:one[- ](?:off|time)|once)\b", re.I)
+# A charge made once ("a one-off setup fee of €65", "Setup fee (one-off): €65", "€20 one time") is no price per month.
+ONCE_BEFORE_RE = re.compile(r"\bone[- ](?:off|time)\b[^.;\d]{0,24}$", re.I)
+ONCE_AFTER_RE = re.compile(r"^\s*\(?one[- ](?:off|time)\b", re.I)
+
+
+def _charge_period(text: str, end: int, start: int) -> str:
+    """The period a price is charged per (_period_after), or "once" for a one-off charge."""
+    if ONCE_AFTER_RE.match(text[end:end + 24]) or ONCE_BEFORE_RE.search(text[max(0, start - 40):start]):
+        return "once"
+    return _period_after(text, end, start)
 
 
 def _period_after(text: str, end: int, start: int | None = None) -> str:
-    """The period a value is given per: "€10 a month", or "Price per month: €10" (a table header); "once" for a
-    one-off charge."""
+    """The period a value is given per: "€10 a month", or "Price per month: €10" (a table header)."""
     match = PERIOD_RE.match(text[end:end + 24])
     if match:
         return _singular(match.group(1))
-    if ONCE_AFTER_RE.match(text[end:end + 24]) or start is not None and ONCE_BEFORE_RE.search(text[max(0, start - 40):start]):
-        return "once"
     if start is not None:
         before = PERIOD_BEFORE_RE.search(text[max(0, start - 30):start])
         if before:  # "per month:" or "Monthly price:"
@@ -208,7 +212,7 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         symbol = (price.currency or "").strip().lower()
         currency = CURRENCY_CODES.get(symbol, symbol.upper() or "?")
         role = _money_role(text, match.start())
-        period = _period_after(text, match.end(), match.start())
+        period = _charge_period(text, match.end(), match.start())
         if PERIOD_RE.match(text[match.end():match.end() + 24]):  # "€10 a month": the period belongs to the price, it is no duration of its own
             taken.append((match.end(), match.end() + PERIOD_RE.match(text[match.end():match.end() + 24]).end()))
 
@@ -220,7 +224,7 @@ def _money(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             continue
         # Pence are a pound's; cents could be a euro's or a dollar's, so they compare with any currency.
         currency = "GBP" if match.group(2).lower() in ("p", "pence") else "*"
-        out.append(Value(MONEY, (currency, int(match.group(1)) / 100, _period_after(text, match.end(), match.start())),
+        out.append(Value(MONEY, (currency, int(match.group(1)) / 100, _charge_period(text, match.end(), match.start())),
                          match.start(), match.end(), match.group(), unit=currency, role=_money_role(text, match.start())))
         taken.append(match.span())
     return out

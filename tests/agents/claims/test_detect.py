@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 
 from agents.claims import ALIGN_FLOOR, ClaimVectors, detect_claim_conflicts
+from agents.claims.compare import NAMED_CONTACT_CONFIDENCE
 from agents.types import CONFLICT_TYPES, ArticleText
 from articles.embeddings import embed_texts
 
@@ -432,11 +433,16 @@ def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vec
     # Three articles, so that the place's name is the knowledge base's own, not the business's (named on most pages).
     unrelated = ArticleText(ref="kb-3", title="Gift cards", body="Gift cards are sold in any amount from $10.",
                             updated_at=dt.date(2026, 2, 1))
-    call = ("Prescriptions are ready two hours after you order them. If one is late, the team at Elm Yard will chase it "
+    call = ("Prescriptions are ready two hours after you order them. If one is missing, the team at Elm Yard will chase it "
             "for you: ring 0161 496 0720.")
     listed = "Opening times and numbers.\n\nElm Yard: 0161 496 0755"
     same = [*pair(call, listed, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
-    assert [(f.refs, f.type) for f in found(same, vectors)] == [(("kb-1", "kb-2"), "contact")]
+    # Found by the pass for numbers of one named place (its confidence), not by claims that align.
+    assert [(f.refs, f.type, f.confidence) for f in found(same, vectors)] == [
+        (("kb-1", "kb-2"), "contact", NAMED_CONTACT_CONFIDENCE)]
+    other_line = "Opening times and numbers.\n\nElm Yard travel clinic: 0161 496 0755"
+    another_purpose = [*pair(call, other_line, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(another_purpose, vectors) == []
     other_place = "Opening times and numbers.\n\nBirch Lane: 0161 496 0755"
     different = [*pair(call, other_place, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
     assert found(different, vectors) == []
@@ -511,3 +517,11 @@ def test_hours_compared_day_by_day_are_not_doubted_as_of_an_unknown_subject():
     kind, strength, said_timetable, said_sentence = _value_contradiction(timetable, with_days, 0.72)
     assert kind == "clock" and "18:00" in said_timetable and "7 pm" in said_sentence
     assert strength > 0.8 * UNKNOWN_SUBJECT_STRENGTH  # one end of a range moved (0.8), not damped further
+
+
+def test_a_contrast_with_not_denies_only_what_follows_it():
+    from agents.claims.stance import channel_stances
+
+    assert channel_stances("Bring it to the front desk, not the drop box.") == (frozenset({"in_person"}), frozenset())
+    # "not just" adds to the clause before it: both channels are affirmed.
+    assert channel_stances("You can renew at the front desk, not just online.") == (frozenset({"in_person", "web"}), frozenset())
