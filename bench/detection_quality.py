@@ -322,8 +322,8 @@ def main() -> None:
         # And with that LLM judging every pair `auto` sends it (every unsure finding, and every other pair but those
         # settled without a call: about different things, or with no aligned claim left to show): the most `auto` can
         # find, however good the model.
-        judged = score(sets, lambda item: set(findings[item["id"]])  # sure ones stand, unsure ones are confirmed
-                       | {k for k in item["gold"] if k not in unrelated[item["id"]]})
+        judged = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= CONFIRM_BELOW}
+                       | {k for k in item["gold"] if k not in unrelated[item["id"]] or k in findings[item["id"]]})
         every = score(sets, lambda item: {pair_key(a.ref, b.ref) for a, b in combinations(item["articles"], 2)})
         naive = score(sets, lambda item: values_differ(item["articles"], item["now"]))
         gold_pairs = sum(len(s["gold"]) for s in sets)
