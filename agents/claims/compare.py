@@ -692,17 +692,17 @@ def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: froze
     def purpose(facts: ClaimFacts, value: Value) -> frozenset[str]:
         return _own_head(facts, value) - content_stems(" ".join(names(facts)))
 
-    named_b = [(j, b, phones(b), names(b)) for j, b in enumerate(claims_b) if phones(b)]
-    for i, a in enumerate(claims_a):
-        names_a = names(a)
-        if not names_a or not phones(a):
-            continue
+    def named(claims) -> list[tuple[int, ClaimFacts, list[Value], frozenset[str]]]:
+        return [(i, f, phones(f), names(f)) for i, f in enumerate(claims) if phones(f) and names(f)]
+
+    named_b = named(claims_b)
+    for i, a, phones_a, names_a in named(claims_a):
         for j, b, phones_b, names_b in named_b:
             if names_b != names_a or scopes_differ(scopes_a[i], scopes_b[j]):
                 continue
-            if any(equal_values(x, y) for x in phones(a) for y in phones_b):
+            if any(equal_values(x, y) for x in phones_a for y in phones_b):
                 continue  # one number both give: the other is another line, not a contradiction
-            for x in phones(a):
+            for x in phones_a:
                 for y in phones_b:
                     if purpose(a, x) == purpose(b, y):
                         return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)

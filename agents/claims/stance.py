@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
+# "not just" / "not only" adds ("in person, not just online"): it denies nothing.
+DENYING_NOT = r"not\b(?!\s+(?:just|only)\b)"
 NEGATION_RE = re.compile(
-    r"\b(?:not(?!\s+(?:just|only)\b)|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
+    r"\b(?:" + DENYING_NOT + r"|never|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|"
     r"couldn't|unable|no longer|nor|neither|prohibited|forbidden|banned|refuse[sd]?|decline[sd]?|"
     r"unavailable|ineligible|impossible|excluded|disallowed|without)\b|\bnon-[a-z]+|\bno\b(?!-)(?! (?:later|more|less|"
     r"sooner|fewer|extra|additional|charge|cost|fee|need|problem|questions?|worries|matter)\b)", re.I)
@@ -143,7 +145,7 @@ def strip_negation(text: str) -> str:
 
 # "…, not …" sets a contrast apart: "bring it to the desk, not the drop box" denies the drop box, not the desk ("…, not
 # just online" adds to the clause before it and stays in it).
-CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|,\s*(?=not\b(?!\s+(?:just|only)\b))|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
+CLAUSE_RE = re.compile(r";|,\s*(?:but|while|whereas|and)\s|,\s*(?=" + DENYING_NOT + r")|\.\s|\bbut\b|\s[-\u2013\u2014]\s")
 
 
 def channel_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:
