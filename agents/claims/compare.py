@@ -12,7 +12,7 @@ from .analysis import ClaimFacts
 from .scope import DAYS, Scope, days_in, proper_names, scopes_differ, scopes_uneven
 from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, origin_against_any_place, two_places,
                      widened_channels)
-from .stance import NEGATION_RE, PERMISSION_RE
+from .stance import CHANNEL_RES, NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
 from .analysis import content_stems, shared_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
@@ -36,7 +36,8 @@ LOOSE_VALUE_MIN_SIMILARITY = 0.5  # values named by the same words, in claims on
 AGE_MIN_SIMILARITY = 0.5  # ages are specific enough to compare in claims that are only loosely aligned
 CHANNEL_MIN_SIMILARITY = 0.6
 CROSSED_CHANNEL_MIN_SIMILARITY = 0.5  # a channel one claim denies and the other affirms, of something both name
-CHANNEL_WORDS = frozenset({"online", "app", "phone", "post", "email", "e-mail", "video", "call", "office", "desk", "branch"})
+CHANNEL_WORDS = frozenset({"online", "website", "web", "portal", "app", "phone", "post", "email", "e-mail", "chat", "video", "call",
+                           "office", "desk", "branch"})
 ADDRESS_MIN_SIMILARITY = 0.75
 NEAR_COPY_RATIO = 0.8
 YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
@@ -69,6 +70,7 @@ EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usu
 EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
+ONE_RULE_SIMILARITY = 0.85  # claims this close state one rule: periods in them are of one thing
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
 VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
               DATE: "date", AGE: "eligibility", QUANTITY: "quantity", COUNT: "quantity"}
@@ -130,18 +132,35 @@ def _durations_of_one_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) ->
         return False
     if NOTICE_AFTER_RE.match(a.claim.text, x.end) or NOTICE_AFTER_RE.match(b.claim.text, y.end):
         return False
-    clause_x, clause_y = _clause_words(a, x), _clause_words(b, y)
+    # The names of what both rules are about ("for Mesh Wi-Fi Kit equipment") say nothing of which period it is.
+    names = _name_stems(a, b)
+    clause_x, clause_y = _clause_words(a, x) - names, _clause_words(b, y) - names
     # What one period is next to must be in the other's clause: "refunds reach your account within 5 days" and
     # "30 days from delivery to return unworn shoes" share the shoes and the returning, not what the 5 days are.
     named = shared_stems(_own_head(a, x), clause_y) or shared_stems(_own_head(b, y), clause_x)
     return bool(named) and len(shared_stems(clause_x, clause_y)) >= DURATION_SHARED_WORDS
 
 
+def _periods_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
+    """Two periods each named by its own, different words ("a minimum term of 24 months" / "give us 60 days
+    notice"): one policy states several (a term, a notice period, a returns window), so claims about one product
+    read alike whichever period they give."""
+    return (all(v.kind == QUANTITY and v.unit == "[time]" for v in (x, y))
+            and bool(_own_head(a, x)) and bool(_own_head(b, y)) and not _own_head(a, x) & _own_head(b, y))
+
+
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
+    if _durations_of_one_thing(a, x, b, y):
+        return True
+    # Two periods each named in its own words are two rules of one product, however alike the claims read; only
+    # near-paraphrases state one rule whatever words stand next to the period ("up to 6 hours before" / "until 2
+    # hours before").
+    if similarity < ONE_RULE_SIMILARITY and _periods_named_apart(a, x, b, y):
+        return False
     if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
-    if head_x & head_y or _durations_of_one_thing(a, x, b, y):
+    if head_x & head_y:
         return True
     # Nothing in one claim names what its value is of (a heading may, but pages head the same facts
     # differently: "Opening hours" / "Find us"): the sentences must say it.
@@ -334,6 +353,28 @@ def _denied_action_affirmed(a: ClaimFacts, b: ClaimFacts) -> bool:
         if shared_stems(denier.denied_of, other.content | content_stems(other.claim.question)):
             return True
     return False
+
+
+def _one_action(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """Two claims about one action: a word in common beyond the channels and the names of what they are said of
+    ("switched on by an engineer, never from the app" / "our team reads every message in the app" share only the
+    product and the app)."""
+    said_of = (statement_subject(a.claim.text) or frozenset()) | (statement_subject(b.claim.text) or frozenset())
+    shared = shared_stems(_words_beside_channels(a), _words_beside_channels(b))
+    return bool(shared - said_of - _name_stems(a, b)) or _denied_action_affirmed(a, b)
+
+
+def _words_beside_channels(facts: ClaimFacts) -> frozenset[str]:
+    """The claim's content words outside the phrases that name a channel ("through the form on the website")."""
+    text = facts.claim.text
+    for pattern in CHANNEL_RES.values():
+        text = pattern.sub(" ", text)
+    return content_stems(text) - CHANNEL_WORDS
+
+
+def _name_stems(a: ClaimFacts, b: ClaimFacts) -> frozenset[str]:
+    """The stems of the names either claim uses (capitalised inside its sentence: products, plans, places)."""
+    return frozenset(stem(w.lower()) for w in proper_names(a.claim.text) | proper_names(b.claim.text))
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:
@@ -567,8 +608,10 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
             shared = negative.denied & positive.content
             # What a passive denial is said of counts only beside a denied word ("outside food is not allowed in the
             # park" / "bring your own food into the park"), never alone ("the difference is not paid back").
+            # A channel alone is shared by every action done there: it counts when the claims share the action too.
+            close_denial = bool(shared - CHANNEL_WORDS) or bool(shared) and _one_action(a, b)
             opposite = (len(shared | (negative.denied_of & positive.content)) >= 2 or bool(shared & negative.denied_heads)
-                        or bool(shared) and similarity >= POLARITY_CLOSE_SIMILARITY)
+                        or close_denial and similarity >= POLARITY_CLOSE_SIMILARITY)
         if opposite and _agreeing_prices(a, b):
             opposite = False  # "free of charge" / "we don't charge": one price said two ways
         if opposite and a.negative != b.negative and _shared_threshold(a, b):
@@ -592,7 +635,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if (similarity >= CHANNEL_MIN_SIMILARITY and closed_open and _calendar_day(a) == _calendar_day(b) and any(v.kind == CLOCK for v in a.values + b.values)):
             found.append(Contradiction("hours", damping * 0.75, a.claim.text, b.claim.text, a, b))
     crossed = (a.channels_denied & b.channels_affirmed) | (b.channels_denied & a.channels_affirmed)
-    if crossed and not statements_apart and (similarity >= CHANNEL_MIN_SIMILARITY or (
+    if crossed and not statements_apart and (similarity >= CHANNEL_MIN_SIMILARITY and _one_action(a, b) or (
             similarity >= CROSSED_CHANNEL_MIN_SIMILARITY and _denied_action_affirmed(a, b))):
         found.append(Contradiction("procedure", damping * 0.8, a.claim.text, b.claim.text, a, b))
     origin = origin_against_any_place(a, b, similarity=similarity)

@@ -422,8 +422,9 @@ AGE_OF_RE = re.compile(r"\b(up to and including|up to|until|under|below|over|abo
 # "ages 4 to 12", "aged 4-12": both ends of an admitted range.
 AGE_RANGE_RE = re.compile(r"\b(?:ages?|aged)\s+(\d{1,2})\s*(?:-|\u2013|to)\s*(\d{1,2})\b(?!\s*(?:%|months?|weeks?))", re.I)
 # "three of their children": a count of a thing named after "of".
-# Number words only: a figure before "of" is more often a label ("level 1 of the car park").
-OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS, key=len, reverse=True))})\s+of\s+"
+# Number words only: a figure before "of" is more often a label ("level 1 of the car park"); and not "one", which
+# picks a member of a group ("one of our engineers calls you"), not how many.
+OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS - {'one'}, key=len, reverse=True))})\s+of\s+"
                          r"(?:their|your|our|the|his|her|its|these|those)\s+([a-z][a-z-]{2,})\b", re.I)
 
 
@@ -536,6 +537,8 @@ def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             taken.append((match.start(1), end))
             continue
         counting = is_digit or match.group(1).lower() in COUNTING_WORDS
+        if not is_digit and amount == 1 and text[match.end(1):match.start(2)].strip() == "-":
+            continue  # "one-off", "one-time", "one-way": an adjective of kind, not one of something
         # "two review meetings": after a number word the plural may come one word later (the first noun names
         # what is counted). Figures keep the stricter reading: typed counts are not yet scoped by page title,
         # so sibling pages' "6 return trips" / "9 return trips" must stay to the near-copy comparison.

@@ -183,6 +183,11 @@ AGREEING = {
                                       "The Harbour plan is €100 when billed yearly."),
     "a tier word naming a special case": ("Guests who want a late check-out pay $30.",
                                           "Check-out costs nothing: just leave your key."),
+    "periods of different rules of one product": ("Pocket Router Pro has a minimum term of 12 months.",
+                                                  "Pocket Router Pro can be cancelled with 45 days notice."),
+    "a channel denied for one action, used for another": (
+        "Home Hub is installed by a technician at your home, never through the website.",
+        "The Home Hub team answers every question sent through the form on the website."),
     "a table column names what its cells are of": (
         "| Room | Price per night | Late check-out included |\n|---|---|---|\n| Garden Suite | from €210 | 3 hours |",
         "The cancellation notice for a Garden Suite is 2 days."),

@@ -196,6 +196,17 @@ def test_a_figure_before_of_is_no_count():
     assert [v for v in extract_values("Park on level 2 of the garage.", year=2026) if v.kind == "count"] == []
 
 
+@pytest.mark.parametrize("text", ["A technician fits it: one of our engineers calls the day before.",
+                                  "Deposit (one-off): £120", "Each room has one of the two views."])
+def test_one_picking_a_member_or_naming_a_kind_is_no_count(text):
+    assert [v for v in extract_values(text, year=2026) if v.kind == "count"] == []
+
+
+def test_a_number_word_before_of_still_counts():
+    count = only("Up to three of your children swim free.", "count")
+    assert count.key[1] == 3.0
+
+
 @pytest.mark.parametrize("text, amount, currency", [("50p per item", 0.5, "GBP"), ("20 pence a sheet", 0.2, "GBP"),
                                                     ("75 cents per page", 0.75, "*"), ("99\u00a2 each", 0.99, "*")])
 def test_prices_in_a_minor_unit(text, amount, currency):
