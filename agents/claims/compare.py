@@ -3,6 +3,7 @@ channels for one restricted action, and near-copies that differ in a number, a n
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, replace
 
@@ -14,7 +15,7 @@ from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, orig
                      widened_channels)
 from .stance import CHANNEL_RES, NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
-from .analysis import content_stems, shared_stems, stem
+from .analysis import RELATED_STEM_MIN_PREFIX, content_stems, shared_stems, stem
 from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
                      equal_values)
 
@@ -70,6 +71,7 @@ EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usu
 EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
+ACRONYM_RE = re.compile(r"\b[A-Z]{2,}\b")  # names too ("Travel SIM"), which proper_names leaves out
 ONE_RULE_SIMILARITY = 0.85  # claims this close state one rule: periods in them are of one thing
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
 VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
@@ -142,11 +144,15 @@ def _durations_of_one_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) ->
 
 
 def _periods_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
-    """Two periods each named by its own, different words ("a minimum term of 24 months" / "give us 60 days
-    notice"): one policy states several (a term, a notice period, a returns window), so claims about one product
-    read alike whichever period they give."""
-    return (all(v.kind == QUANTITY and v.unit == "[time]" for v in (x, y))
-            and bool(_own_head(a, x)) and bool(_own_head(b, y)) and not _own_head(a, x) & _own_head(b, y))
+    """Two periods each named by its own words, which the other claim does not use ("a minimum term of 24 months" /
+    "give us 60 days notice"): one policy states several (a term, a notice period, a returns window), so claims
+    about one product read alike whichever period they give."""
+    if not all(v.kind == QUANTITY and v.unit == "[time]" for v in (x, y)):
+        return False
+    head_x, head_y = _own_head(a, x), _own_head(b, y)
+    # Not named apart when the words next to one period are anywhere in the other claim ("the minimum booking is
+    # 3 hours" / "every booking is charged for at least 4 hours").
+    return bool(head_x) and bool(head_y) and not shared_stems(head_x, b.content) and not shared_stems(head_y, a.content)
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
@@ -356,12 +362,23 @@ def _denied_action_affirmed(a: ClaimFacts, b: ClaimFacts) -> bool:
 
 
 def _one_action(a: ClaimFacts, b: ClaimFacts) -> bool:
-    """Two claims about one action: a word in common beyond the channels and the names of what they are said of
-    ("switched on by an engineer, never from the app" / "our team reads every message in the app" share only the
-    product and the app)."""
-    said_of = (statement_subject(a.claim.text) or frozenset()) | (statement_subject(b.claim.text) or frozenset())
-    shared = shared_stems(_words_beside_channels(a), _words_beside_channels(b))
-    return bool(shared - said_of - _name_stems(a, b)) or _denied_action_affirmed(a, b)
+    """Two claims about one action: a word in common beyond the channels and the names they use ("Rural Wireless
+    is switched on by an engineer, never from the app" / "our Rural Wireless team reads every message in the app"
+    share only the product's name and the app). A claim's heading may name its action: "never from the app" under
+    "Activation" and "you activate it in the app" are about one action."""
+    words_a, words_b = _words_beside_channels(a), _words_beside_channels(b)
+    shared = (_word_family(words_a, words_b) | _word_family(words_a | content_stems(a.claim.context), words_b)
+              | _word_family(words_a, words_b | content_stems(b.claim.context)))
+    # A name both claims use (the product's) is not the action; a label only one uses may be ("press Activate").
+    return bool(shared - (_name_stems(a, b) & a.content & b.content)) or _denied_action_affirmed(a, b)
+
+
+def _word_family(words_a: frozenset[str], words_b: frozenset[str]) -> frozenset[str]:
+    """shared_stems, and words of one family the light stemmer leaves apart ("activate" / "activation"): all
+    but their last three letters in common."""
+    return shared_stems(words_a, words_b) | frozenset(
+        x for x in words_a for y in words_b
+        if len(prefix := os.path.commonprefix([x, y])) >= RELATED_STEM_MIN_PREFIX and len(prefix) >= min(len(x), len(y)) - 3)
 
 
 def _words_beside_channels(facts: ClaimFacts) -> frozenset[str]:
@@ -374,7 +391,8 @@ def _words_beside_channels(facts: ClaimFacts) -> frozenset[str]:
 
 def _name_stems(a: ClaimFacts, b: ClaimFacts) -> frozenset[str]:
     """The stems of the names either claim uses (capitalised inside its sentence: products, plans, places)."""
-    return frozenset(stem(w.lower()) for w in proper_names(a.claim.text) | proper_names(b.claim.text))
+    return frozenset(stem(w.lower()) for text in (a.claim.text, b.claim.text)
+                     for w in proper_names(text) | set(ACRONYM_RE.findall(text)))
 
 
 def _shared_threshold(a: ClaimFacts, b: ClaimFacts) -> bool:

@@ -218,6 +218,19 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
     assert "newer" in explanation and "2026-04-02" in explanation and "kb-1" not in explanation
 
 
+def test_a_channel_counts_against_the_action_the_heading_names(vectors):
+    # "switched on" and "activate" share no word; the heading both claims stand under names the action.
+    denied = "Harbour Fibre is switched on by a technician at your home, never from the app."
+    activated = pair(denied, "You activate Harbour Fibre yourself in the app, under Settings and then Start.",
+                     first_title="Harbour Fibre: activation", second_title="Harbour Fibre: activation")
+    assert [(f.refs, f.type) for f in found(activated, vectors)] == [(("kb-1", "kb-2"), "procedure")]
+    # A claim on the same page about another action done in the app (its product's name in capitals) is no denial.
+    other_action = pair("Our Harbour SIM team reads every message sent through the chat in the app.",
+                        denied.replace("Fibre", "SIM"), first_title="Harbour SIM: activation",
+                        second_title="Harbour SIM: activation")
+    assert found(other_action, vectors) == []
+
+
 def test_price_lists_of_two_seasons_do_not_conflict(vectors):
     articles = pair("| Pass | Price |\n|---|---|\n| Adult day pass | €61 |", "Adult day pass: €58.",
                     first_title="Pass prices, winter 2026/27", second_title="Pass prices 2025/26")
