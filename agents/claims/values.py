@@ -411,7 +411,8 @@ def extract_values(text: str, *, year: int) -> list[Value]:
 AGE_PLUS_RE = re.compile(r"\b(\d{1,2})\s?\+(?!\d)|\b(over|under)[- ](\d{1,2})s\b", re.I)
 # "children under 12", "until their 16th birthday": an age limit said of people, with no "aged" or "years".
 PERSON_AGE_RE = re.compile(r"\b(?:children|child|kids?|babies|infants|toddlers|teens|teenagers|young people|people|"
-                           r"anyone|guests|members|drivers|riders|passengers|students|visitors|pupils|patients)\s+"
+                           r"anyone|guests|members|drivers|riders|passengers|students|visitors|pupils|patients|customers|"
+                           r"(?:you|who|they)(?:'re|\s+are))\s+"
                            r"(under|below|over|above)\s+(\d{1,2})\b(?![.,]?\d|\s*(?:%|kg|g|lbs?|km|miles?|m|cm|months?|weeks?|"
                            r"days?|hours?|minutes?|pounds|euros|dollars|people|guests|items)\b)", re.I)
 BIRTHDAY_RE = re.compile(r"\b(?:until|up to|before)\s+(?:their|your|the child's|his or her|her|his|the)\s+"

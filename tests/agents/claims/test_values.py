@@ -230,3 +230,14 @@ def test_abbreviated_days_are_spelled_out_only_in_schedules(text, spelled):
     from agents.claims.scope import spell_out_days
 
     assert spell_out_days(text) == spelled
+
+
+@pytest.mark.parametrize("text, age", [("You can join if you are over 65 or have a long-term illness.", (65.0, "min")),
+                                       ("Customers who are over 70 get a free check.", (70.0, "min")),
+                                       ("If you're under 18, a parent must sign.", (18.0, "max"))])
+def test_an_age_said_of_you_or_of_who_is_admitted(text, age):
+    assert only(text, AGE).key == age
+
+
+def test_a_time_after_are_over_is_no_age():
+    assert [v for v in extract_values("If you are over 30 minutes late we cancel.", year=2026) if v.kind == AGE] == []
