@@ -258,8 +258,12 @@ CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=2)
 # around each task, kbreview/celery.py); the fix-up's own count only renews one after this many tasks.
 CELERY_DB_REUSE_MAX = 10_000
 # Workers (and beat) lower their own CPU priority by this much at start-up (kbreview/celery.py), so
-# background work never competes with the web process for the cores.
-WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
+# background work never competes with the web process for the cores. 19, the lowest priority: at 10 a
+# worker still took about a tenth of a core from replies (bench/reply_overhead.py, median reply +1.8% with
+# detection on at 10, +0.4% at 19); a worker at 19 still gets every idle cycle, so the queue drains.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=19)
+if not 0 <= WORKER_NICENESS <= 19:
+    raise ImproperlyConfigured(f"WORKER_NICENESS must be between 0 and 19, not {WORKER_NICENESS}")
 # Before each task (and a task's next long step) a worker waits, at most this long, for the web processes
 # on its machine to finish their foreground work (kbreview/foreground.py): priority decides who gets a
 # core, not what the cores share. 0 turns the wait off.
