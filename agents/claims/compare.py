@@ -71,7 +71,7 @@ EXCEPTION_CONTRAST_RE = re.compile(r"\b(?:instead of|rather than|(?:our|the) usu
 EXCEPTION_CONTRAST_STRENGTH = 0.35
 DAY_WORDS = frozenset(stem(d) for d in DAYS) | {"weekday", "weekend", "daily", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 STRONG_SIMILARITY = 0.75  # claims this close need no shared head word
-ACRONYM_RE = re.compile(r"\b[A-Z]{2,}\b")  # names too ("the Harbour SIM"), which proper_names leaves out
+ACRONYM_RE = re.compile(r"\b[A-Z]{2,}\b")  # names too ("the Quillo SIM"), which proper_names leaves out
 ONE_RULE_SIMILARITY = 0.85  # claims this close state one rule: periods in them are of one thing
 UNNAMED_VALUE_MIN_SIMILARITY = 0.7
 VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
@@ -134,7 +134,7 @@ def _durations_of_one_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) ->
         return False
     if NOTICE_AFTER_RE.match(a.claim.text, x.end) or NOTICE_AFTER_RE.match(b.claim.text, y.end):
         return False
-    # The names of what both rules are about ("for Harbour Router equipment") say nothing of which period it is.
+    # The names of what both rules are about ("for Quillo Router equipment") say nothing of which period it is.
     names = _name_stems(a, b)
     clause_x, clause_y = _clause_words(a, x) - names, _clause_words(b, y) - names
     # What one period is next to must be in the other's clause: "refunds reach your account within 5 days" and
@@ -362,8 +362,8 @@ def _denied_action_affirmed(a: ClaimFacts, b: ClaimFacts) -> bool:
 
 
 def _one_action(a: ClaimFacts, b: ClaimFacts) -> bool:
-    """Two claims about one action: a word in common beyond the channels and the names they use ("Harbour Fibre
-    is switched on by an engineer, never from the app" / "our Harbour Fibre team reads every message in the app"
+    """Two claims about one action: a word in common beyond the channels and the names they use ("Quillo Fibre
+    is switched on by an engineer, never from the app" / "our Quillo Fibre team reads every message in the app"
     share only the product's name and the app). A claim's heading may name its action: "never from the app" under
     "Activation" and "you activate it in the app" are about one action."""
     words_a, words_b = _words_beside_channels(a), _words_beside_channels(b)

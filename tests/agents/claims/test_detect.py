@@ -220,14 +220,14 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
 
 def test_a_channel_counts_against_the_action_the_heading_names(vectors):
     # "switched on" and "activate" share no word; the heading both claims stand under names the action.
-    denied = "Harbour Fibre is switched on by a technician at your home, never from the app."
-    activated = pair(denied, "You activate Harbour Fibre yourself in the app, under Settings and then Start.",
-                     first_title="Harbour Fibre: activation", second_title="Harbour Fibre: activation")
+    denied = "Quillo Fibre is switched on by a technician at your home, never from the app."
+    activated = pair(denied, "You activate Quillo Fibre yourself in the app, under Settings and then Start.",
+                     first_title="Quillo Fibre: activation", second_title="Quillo Fibre: activation")
     assert [(f.refs, f.type) for f in found(activated, vectors)] == [(("kb-1", "kb-2"), "procedure")]
     # A claim on the same page about another action done in the app (its product's name in capitals) is no denial.
-    other_action = pair("Our Harbour SIM team reads every message sent through the chat in the app.",
-                        denied.replace("Fibre", "SIM"), first_title="Harbour SIM: activation",
-                        second_title="Harbour SIM: activation")
+    other_action = pair("Our Quillo SIM team reads every message sent through the chat in the app.",
+                        denied.replace("Fibre", "SIM"), first_title="Quillo SIM: activation",
+                        second_title="Quillo SIM: activation")
     assert found(other_action, vectors) == []
 
 
