@@ -156,17 +156,16 @@ def _periods_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bo
 
 
 def _same_subject(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value, similarity: float) -> bool:
-    if _durations_of_one_thing(a, x, b, y):
-        return True
-    # Two periods each named in its own words are two rules of one product, however alike the claims read; only
-    # near-paraphrases state one rule whatever words stand next to the period ("up to 6 hours before" / "until 2
-    # hours before").
-    if similarity < ONE_RULE_SIMILARITY and _periods_named_apart(a, x, b, y):
+    # Two periods each named in its own words are two rules of one product, however alike the claims read, unless
+    # their clauses say they are for one thing; only near-paraphrases state one rule whatever words stand next to
+    # the period ("up to 6 hours before" / "until 2 hours before").
+    if (similarity < ONE_RULE_SIMILARITY and _periods_named_apart(a, x, b, y)
+            and not _durations_of_one_thing(a, x, b, y)):
         return False
     if similarity >= STRONG_SIMILARITY or _subject_relation(a, x, b, y) is Relation.SAME:
         return True
     head_x, head_y = _head(a, x), _head(b, y)
-    if head_x & head_y:
+    if head_x & head_y or _durations_of_one_thing(a, x, b, y):
         return True
     # Nothing in one claim names what its value is of (a heading may, but pages head the same facts
     # differently: "Opening hours" / "Find us"): the sentences must say it.
