@@ -1,11 +1,14 @@
 """Precision / recall / F1 of the offline claim detector, with naive anchors side by side.
 
     .venv/bin/python bench/detection_quality.py [--sets report,kb-dev,ramdocs,demo] [--show N] [--quick]
-        [--businesses gym,vet | --businesses -gym,-vet]
+        [--businesses gym,vet | --businesses -gym,-vet] [--llm [--base-url URL] [--model NAME] [--json-mode M]]
 
 `--show N` prints up to N misses and N false positives per data set, each with the two claims the detector
 aligned (a miss: its closest claim pairs; a false positive: the claims it quoted) and the label's reason.
 `--businesses` keeps (or, each prefixed with "-", leaves out) the sets of these businesses (a ref's prefix).
+`--llm` adds a measured arm: `auto` as the product runs it (agents.detection.run_detection), with the detection
+LLM of the settings (OPENAI_BASE_URL / DETECTION_LLM_BASE_URL) or the endpoint and model given here; an LLM error
+counts as "no conflicts" for that set, as the product's fail-open does. The "*" arms are bounds, not measurements.
 
 Data sets (a pair counts once per retrieval set):
 - report:  bench/data/kb-conflicts-broad/report.jsonl, the held-out half of the project's broad corpus
@@ -38,8 +41,10 @@ django.setup()
 
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
 from agents.claims.values import comparable, equal_values, extract_values  # noqa: E402
-from agents.detection import CONFIRM_BELOW  # noqa: E402
+from agents.configuration import llm_config_for  # noqa: E402
+from agents.detection import CONFIRM_BELOW, run_detection  # noqa: E402
 from agents.excerpts import PairAlignment  # noqa: E402
+from agents.llm import JSON_MODES, LLMConfig, LLMError  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
 from articles.embeddings import embed_texts  # noqa: E402
 
@@ -197,6 +202,39 @@ def score(sets: list[dict], predict) -> dict:
             "by_type": {t: (hits_by_type[t], n) for t, n in sorted(total_by_type.items())}}
 
 
+class MeasuredAuto:
+    """`auto` with a real LLM, set by set, as the product's check runs it; counts its calls, tokens and errors."""
+
+    def __init__(self, config: LLMConfig, store: ClaimVectors) -> None:
+        self.config, self.store = config, store
+        self.calls = self.tokens = self.sets_asked = 0
+        self.errors: Counter = Counter()
+        self.dropped: Counter = Counter()
+
+    def __call__(self, item: dict) -> set[tuple[str, str]]:
+        try:
+            outcome = run_detection(articles=item["articles"], detector="auto", now=item["now"],
+                                    llm_config=self.config, claim_vectors=self.store)
+        except LLMError as error:
+            self.errors[error.reason] += 1
+            self.calls += error.calls
+            return set()  # fail open: the product records no conflicts for the turn
+        self.calls += outcome.llm_calls
+        self.tokens += outcome.tokens
+        self.sets_asked += bool(outcome.llm_calls)
+        self.dropped.update(invented_refs=outcome.dropped_invented_refs, bad_snippets=outcome.dropped_bad_snippets)
+        return {pair_key(*finding.refs) for finding in outcome.findings}
+
+    def summary(self, sets: int) -> str:
+        text = (f"{self.config.model} at {self.config.base_url}: {self.calls} calls for {sets} sets "
+                f"({self.sets_asked} sets asked), {self.tokens} tokens; dropped {self.dropped['invented_refs']} "
+                f"invented refs, {self.dropped['bad_snippets']} quotes not in their article")
+        if self.errors:
+            text += "; errors (recorded as no conflicts): " + ", ".join(
+                f"{kind} {count}" for kind, count in sorted(self.errors.items()))
+        return text
+
+
 def business(item: dict) -> str:
     """The business a labelled set is from: its articles' ref prefix ("gym-3" is the gym's)."""
     return item["articles"][0].ref.split("-", 1)[0] if item["articles"] else ""
@@ -273,7 +311,17 @@ def main() -> None:
     parser.add_argument("--businesses", default="", help="keep these businesses' sets (ref prefixes), or leave out "
                                                           "those written '-name'; comma-separated")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU measurement")
+    parser.add_argument("--llm", action="store_true", help="also measure `auto` with a real LLM (the detection "
+                                                           "LLM setting, or --base-url / --model)")
+    parser.add_argument("--base-url", help="LLM endpoint for --llm (overrides the detection LLM setting)")
+    parser.add_argument("--model", help="LLM model name for --llm (overrides the setting)")
+    parser.add_argument("--json-mode", choices=JSON_MODES, help="JSON mode for --llm (overrides the setting)")
     args = parser.parse_args()
+    llm_config = None
+    if args.llm:
+        llm_config = llm_config_for("detection", base_url=args.base_url, model=args.model, json_mode=args.json_mode)
+        if llm_config is None:
+            parser.error("--llm needs an LLM: set OPENAI_BASE_URL (or DETECTION_LLM_BASE_URL) or pass --base-url")
     store = ClaimVectors(lambda texts: embed_texts(list(texts)))
     loaders = {
         "report": lambda: labelled_sets(BROAD / "report.jsonl"),
@@ -324,6 +372,10 @@ def main() -> None:
         # find, however good the model.
         judged = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= CONFIRM_BELOW}
                        | {k for k in item["gold"] if k not in unrelated[item["id"]] or k in findings[item["id"]]})
+        measured = None
+        if llm_config is not None:
+            measured_auto = MeasuredAuto(llm_config, store)
+            measured = score(sets, measured_auto)
         every = score(sets, lambda item: {pair_key(a.ref, b.ref) for a, b in combinations(item["articles"], 2)})
         naive = score(sets, lambda item: values_differ(item["articles"], item["now"]))
         gold_pairs = sum(len(s["gold"]) for s in sets)
@@ -332,6 +384,10 @@ def main() -> None:
                            ("auto, sure only", sure), ("auto, confirmed*", confirmed), ("auto, judged*", judged)):
             print(f"  {label:16s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
                   f"   (TP {res['tp']}, FP {res['fp']}, FN {res['fn']})")
+        if measured is not None:
+            print(f"  {'auto, measured':16s} P {measured['p']:.2f}  R {measured['r']:.2f}  F1 {measured['f1']:.2f}"
+                  f"   (TP {measured['tp']}, FP {measured['fp']}, FN {measured['fn']})")
+            print(f"    ({measured_auto.summary(len(sets))})")
         print(f"  (auto: findings at confidence >= {CONFIRM_BELOW} reach the queue as they are, the others once the LLM "
               "confirms them; *with an LLM that is always right: an upper bound; \"judged\": that LLM also judges every pair "
               "with an aligned claim, as auto sends them)")
@@ -340,14 +396,17 @@ def main() -> None:
             by_business(sets, findings)
         if args.show:
             show_errors(sets, findings, detector["false_alarms"], store, args.show)
-        figures.append((name, detector))
+        figures.append((name, detector, measured))
     if cpu_p95 is not None:
         print(f"figure: detection_cpu_p95_ms {cpu_p95:.1f} ms target <= 50")
-    for name, res in figures:
+    for name, res, measured in figures:
         slug = name.replace("-", "_")
         target_p, target_f1 = TARGETS.get(name, (None, None))
-        print(f"figure: {slug}_precision {res['p']:.2f} ratio" + (f" target >= {target_p}" if target_p else ""))
-        print(f"figure: {slug}_f1 {res['f1']:.2f} ratio" + (f" target >= {target_f1}" if target_f1 else ""))
+        for arm, figures_of in ((slug, res), (f"{slug}_auto_measured", measured)):
+            if figures_of is None:
+                continue
+            print(f"figure: {arm}_precision {figures_of['p']:.2f} ratio" + (f" target >= {target_p}" if target_p else ""))
+            print(f"figure: {arm}_f1 {figures_of['f1']:.2f} ratio" + (f" target >= {target_f1}" if target_f1 else ""))
 
 
 if __name__ == "__main__":
