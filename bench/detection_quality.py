@@ -318,6 +318,8 @@ def main() -> None:
     parser.add_argument("--json-mode", choices=JSON_MODES, help="JSON mode for --llm (overrides the setting)")
     args = parser.parse_args()
     llm_config = None
+    if not args.llm and (args.base_url or args.model or args.json_mode):
+        parser.error("--base-url, --model and --json-mode choose the LLM of --llm: add --llm")
     if args.llm:
         llm_config = llm_config_for("detection", base_url=args.base_url, model=args.model, json_mode=args.json_mode)
         if llm_config is None:
@@ -372,21 +374,18 @@ def main() -> None:
         # find, however good the model.
         judged = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= CONFIRM_BELOW}
                        | {k for k in item["gold"] if k not in unrelated[item["id"]] or k in findings[item["id"]]})
-        measured = None
-        if llm_config is not None:
-            measured_auto = MeasuredAuto(llm_config, store)
-            measured = score(sets, measured_auto)
+        measured_auto = MeasuredAuto(llm_config, store) if llm_config is not None else None
+        measured = score(sets, measured_auto) if measured_auto is not None else None
         every = score(sets, lambda item: {pair_key(a.ref, b.ref) for a, b in combinations(item["articles"], 2)})
         naive = score(sets, lambda item: values_differ(item["articles"], item["now"]))
         gold_pairs = sum(len(s["gold"]) for s in sets)
         print(f"\n== {name}: {len(sets)} sets, {gold_pairs} conflicting pairs")
-        for label, res in (("claims detector", detector), ("flag every pair", every), ("values differ", naive),
-                           ("auto, sure only", sure), ("auto, confirmed*", confirmed), ("auto, judged*", judged)):
+        arms = [("claims detector", detector), ("flag every pair", every), ("values differ", naive),
+                ("auto, sure only", sure), ("auto, confirmed*", confirmed), ("auto, judged*", judged)]
+        for label, res in arms + ([("auto, measured", measured)] if measured is not None else []):
             print(f"  {label:16s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
                   f"   (TP {res['tp']}, FP {res['fp']}, FN {res['fn']})")
-        if measured is not None:
-            print(f"  {'auto, measured':16s} P {measured['p']:.2f}  R {measured['r']:.2f}  F1 {measured['f1']:.2f}"
-                  f"   (TP {measured['tp']}, FP {measured['fp']}, FN {measured['fn']})")
+        if measured_auto is not None:
             print(f"    ({measured_auto.summary(len(sets))})")
         print(f"  (auto: findings at confidence >= {CONFIRM_BELOW} reach the queue as they are, the others once the LLM "
               "confirms them; *with an LLM that is always right: an upper bound; \"judged\": that LLM also judges every pair "
