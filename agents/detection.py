@@ -34,7 +34,7 @@ from agents.types import (
 )
 
 if TYPE_CHECKING:
-    from agents.claims import ClaimVectors
+    from agents.claims import ClaimVectors, JudgeSetup
     from agents.excerpts import PairAlignment
 
 Detector = Literal["claims", "llm", "auto"]
@@ -46,6 +46,7 @@ STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped_fewer_than_2"
 STATUS_CAPPED = f"capped_at_{MAX_ARTICLES}"  # ran, on the first MAX_ARTICLES articles only
 CONFIRM_BELOW = 0.75  # auto: claim findings less sure than this are confirmed by the LLM first
+JUDGED_CONFIRM_BELOW = 0.9  # the same with the judge, whose confidences are calibrated precisions
 CLAIM_CHECK_SETS = 4096  # retrieval sets whose claim findings a ClaimChecks keeps
 
 
@@ -138,6 +139,7 @@ def run_detection(
     llm_config: LLMConfig | None = None,
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
     claim_vectors: ClaimVectors | None = None,
+    claim_judge: JudgeSetup | None = None,
 ) -> DetectionOutcome:
     """Find conflicting pairs among `articles` (best-ranked first).
 
@@ -145,10 +147,11 @@ def run_detection(
     llm:    cached verdicts, then one LLM call for every uncached pair that is about related things.
     auto:   the claim detector first (sure findings stand; unsure ones are confirmed by the LLM); then
             cached verdicts and, when `llm_config` is given, one LLM call for the related pairs left.
-    `claim_vectors` holds the sentence vectors of claims (computed once per article text).
+    `claim_vectors` holds the sentence vectors of claims (computed once per article text); `claim_judge`
+    the learned contradiction judge the claim detector consults (agents.claims.judged).
     """
     plan = plan_detection(articles=articles, detector=detector, now=now, llm_config=llm_config, cached=cached,
-                          claim_vectors=claim_vectors)
+                          claim_vectors=claim_vectors, claim_judge=claim_judge)
     if not plan.needs_llm:
         return complete_detection(plan)
     result = detect_with_llm(articles=plan.articles, pairs=plan.unjudged, config=llm_config, now=plan.now,
@@ -166,6 +169,7 @@ def plan_detection(
     claim_vectors: ClaimVectors | None = None,
     claim_checks: ClaimChecks | None = None,
     defer_excerpts: bool = False,
+    claim_judge: JudgeSetup | None = None,
 ) -> DetectionPlan:
     """Everything run_detection does before its LLM call; `unjudged` is empty when no LLM is configured.
     `claim_checks` (built on the same `claim_vectors`) answers a retrieval set checked before from memory.
@@ -186,11 +190,15 @@ def plan_detection(
     outcome, found, to_confirm = plan.outcome, plan.found, plan.to_confirm
 
     claim_findings, unrelated = (claim_checks.findings(articles=selected, now=today) if claim_checks is not None
-                                 else _claim_findings(articles=selected, now=today, vectors=claim_vectors))
+                                 else _claim_findings(articles=selected, now=today, vectors=claim_vectors,
+                                                      judge=claim_judge))
+    judged = claim_judge is not None or (claim_checks is not None and claim_checks.judge is not None)
+    # A judged finding's confidence is its calibrated precision: only those at the 0.9-precision point skip the LLM.
+    confirm_below = JUDGED_CONFIRM_BELOW if judged else CONFIRM_BELOW
     if detector in ("claims", "auto"):
         for finding in claim_findings:
             key = pair_key(*finding.refs)
-            if detector == "auto" and llm_config is not None and finding.confidence < CONFIRM_BELOW:
+            if detector == "auto" and llm_config is not None and finding.confidence < confirm_below:
                 to_confirm[key] = finding
             else:
                 found.setdefault(key, finding)
@@ -291,13 +299,13 @@ def _confirmed(finding: ConflictFinding) -> ConflictFinding:
     return dataclasses.replace(finding, detector="both", confidence=max(finding.confidence, CONFIRM_BELOW))
 
 
-def _claim_findings(*, articles: list[ArticleText], now: dt.date,
-                    vectors: ClaimVectors | None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
+def _claim_findings(*, articles: list[ArticleText], now: dt.date, vectors: ClaimVectors | None,
+                    judge: JudgeSetup | None = None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
     """The claim detector's findings and the pairs it found to be about different things."""
     # Imported here: the claim detector loads parsing libraries the LLM-only tests do not need.
     from agents.claims import detect_claim_conflicts
 
-    result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors)
+    result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors, judge=judge)
     findings = list(getattr(result, "findings", result))
     unrelated = result.unrelated_pairs() if hasattr(result, "unrelated_pairs") else set()
     return findings, unrelated
@@ -309,8 +317,10 @@ class ClaimChecks:
     findings, so a set seen before costs a digest of its texts instead of a check (most of a claims-only
     turn's CPU). Keyed by content, not ids: an edited article is a new text and is checked afresh."""
 
-    def __init__(self, vectors: ClaimVectors | None, *, max_sets: int = CLAIM_CHECK_SETS) -> None:
+    def __init__(self, vectors: ClaimVectors | None, *, max_sets: int = CLAIM_CHECK_SETS,
+                 judge: JudgeSetup | None = None) -> None:
         self.vectors = vectors
+        self.judge = judge
         self.max_sets = max_sets
         self._known: OrderedDict[bytes, tuple[tuple[ConflictFinding, ...], frozenset[tuple[str, str]]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -332,7 +342,7 @@ class ClaimChecks:
             if known is not None:
                 self._known.move_to_end(key)
         if known is None:  # computed outside the lock: two threads missing the same set both compute it
-            findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors)
+            findings, unrelated = _claim_findings(articles=articles, now=now, vectors=self.vectors, judge=self.judge)
             known = (tuple(findings), frozenset(unrelated))
             with self._lock:
                 self._known[key] = known

@@ -478,6 +478,9 @@ class AuditAction(models.TextChoices):
     NOTIFICATION_RETRIED = "notifications.retried", "Failed notification sent again"
     ANSWER_SETTINGS_CHANGED = "answer.settings", "Answer settings changed"
     VERDICTS_FORGOTTEN = "detection.verdicts_forgotten", "Cached LLM verdicts forgotten"
+    SOURCE_CREATED = "source.created", "Source added"
+    SOURCE_CHANGED = "source.changed", "Source changed"
+    SOURCE_REFUSED = "source.refused", "Source location refused"
 
 
 class AuditEvent(models.Model):

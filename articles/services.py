@@ -169,8 +169,9 @@ def article_upsert(
         return article, outcome
 
 
-def _storable_or_raise(item: ParsedArticle) -> None:
-    """Refuse, naming the file, row and field, what the article columns cannot hold."""
+def parsed_article_check(item: ParsedArticle) -> None:
+    """Refuse (IngestError naming the file, row and field) what the article columns cannot hold: the one
+    check imports and source syncs share."""
     path = Path(item.location.split(" ")[0])
     location = item.location.removeprefix(path.name).strip() or None
     checks = (
@@ -193,9 +194,11 @@ def articles_import(
     *, knowledge_base: KnowledgeBase, parsed: list[ParsedArticle], actor=None, reindex: bool = True
 ) -> ImportReport:
     """Import parsed articles all-or-nothing, then bring the index up to date for what changed."""
+    if not parsed:
+        raise IngestError(None, None, "nothing to import: the files hold no articles")
     seen: dict[str, ParsedArticle] = {}
     for item in parsed:
-        _storable_or_raise(item)
+        parsed_article_check(item)
         if item.ref in seen:
             raise IngestError(
                 Path(item.location.split(" ")[0]),

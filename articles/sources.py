@@ -21,12 +21,13 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 from lxml import etree
 
 from articles.ingest import SUPPORTED_SUFFIXES, IngestError, ParsedArticle, parse_path, slugify
 from articles.ingest import _supported_files as supported_files_in
+from articles.audit import audit_event_record
 from articles.jobs import source_sync_enqueue
 from articles.models import (
     ACTIVE_SYNC_STATUSES,
@@ -37,6 +38,7 @@ from articles.models import (
     ArticleAuditAction,
     ArticleStatus,
     ArticleVersion,
+    AuditAction,
     GonePolicy,
     KnowledgeBase,
     PageState,
@@ -57,6 +59,7 @@ from articles.services import (
     article_upsert,
     articles_reindex,
     content_hash,
+    parsed_article_check,
 )
 from articles.sources_drift import drift_hold
 from articles.sources_fetch import Fetcher, FetchError, FetchLimits
@@ -128,17 +131,50 @@ def _clean_location(*, kind: str, location: str) -> str:
         folder = Path(lines[0])
         if not folder.is_absolute():
             raise SourceInputError(f"location: {lines[0]!r} is not an absolute path")
-        if not folder.is_dir():
-            raise SourceInputError(f"location: no folder at {lines[0]!r} on the server")
         return str(folder)
     if lines:
         raise SourceInputError("location: uploaded-file sources have no location; upload files instead")
     return ""
 
 
+class SourceFolderRefused(SourceInputError):
+    """A folder outside every allowed root, or one another knowledge base reads: refused and audited."""
+
+
+def _overlaps(one: Path, other: Path) -> bool:
+    return one == other or one.is_relative_to(other) or other.is_relative_to(one)
+
+
+def source_folder_checked(*, knowledge_base: KnowledgeBase, location: str, exclude_id: int | None = None) -> Path:
+    """The folder a folder source may read, resolved (symlinks and '..' followed), or SourceFolderRefused
+    naming why. Allowed: an existing folder inside one of SOURCE_FOLDER_ROOTS that no folder source of
+    another knowledge base reads, contains or sits inside. Checked when a source is saved and again at
+    every sync, so a symlink swapped in later is caught too."""
+    roots = [Path(root).resolve() for root in settings.SOURCE_FOLDER_ROOTS]
+    if not roots:
+        raise SourceFolderRefused(
+            "location: folder sources are switched off on this server (no SOURCE_FOLDER_ROOTS configured); "
+            "upload the files instead"
+        )
+    folder = Path(location).resolve()
+    if not any(folder.is_relative_to(root) for root in roots):
+        allowed = ", ".join(str(root) for root in roots)
+        raise SourceFolderRefused(f"location: {location!r} is outside the folders this server allows ({allowed})")
+    if not folder.is_dir():
+        raise SourceFolderRefused(f"location: no folder at {location!r} on the server")
+    others = (
+        Source.objects.filter(kind=SourceKind.FOLDER).exclude(knowledge_base=knowledge_base).exclude(pk=exclude_id)
+        .values_list("location", flat=True)
+    )
+    for other in others:
+        if _overlaps(folder, Path(other).resolve()):
+            raise SourceFolderRefused(f"location: {location!r} is (or overlaps) a folder another knowledge base reads")
+    return folder
+
+
 def _source_fields(
     *, knowledge_base: KnowledgeBase, name: str, kind: str, location: str, schedule: str, gone_policy: str,
-    exclude_id: int | None = None,
+    exclude_id: int | None = None, actor=None,
 ) -> dict:
     """Checked and normalised fields of a source; a SourceInputError names the field that is wrong."""
     name = " ".join(name.split())
@@ -153,6 +189,16 @@ def _source_fields(
     if kind == SourceKind.UPLOAD and schedule != SourceSchedule.OFF:
         raise SourceInputError("schedule: uploaded files change only when uploaded; leave the schedule off")
     location = _clean_location(kind=kind, location=location)
+    if kind == SourceKind.FOLDER:
+        try:
+            source_folder_checked(knowledge_base=knowledge_base, location=location, exclude_id=exclude_id)
+        except SourceFolderRefused as exc:
+            # Its own transaction (views call this outside one): a refused attempt is worth knowing about.
+            with transaction.atomic():
+                audit_event_record(action=AuditAction.SOURCE_REFUSED, target=knowledge_base,
+                                   knowledge_base=knowledge_base, actor=actor, location=location[:500],
+                                   reason=str(exc))
+            raise
     if Source.objects.filter(knowledge_base=knowledge_base, name=name).exclude(pk=exclude_id).exists():
         raise SourceInputError(f"name: this knowledge base already has a source called {name!r}")
     return {"name": name, "kind": kind, "location": location, "schedule": schedule, "gone_policy": gone_policy}
@@ -169,15 +215,27 @@ def source_create(
     actor=None,
 ) -> Source:
     fields = _source_fields(knowledge_base=knowledge_base, name=name, kind=kind, location=location, schedule=schedule,
-                            gone_policy=gone_policy)
-    return Source.objects.create(knowledge_base=knowledge_base, created_by=actor, **fields)
+                            gone_policy=gone_policy, actor=actor)
+    with transaction.atomic():
+        source = Source.objects.create(knowledge_base=knowledge_base, created_by=actor, **fields)
+        audit_event_record(action=AuditAction.SOURCE_CREATED, target=source, knowledge_base=knowledge_base,
+                           actor=actor, **fields)
+    return source
 
 
-def source_update(*, source: Source, name: str, location: str, schedule: str, gone_policy: str) -> Source:
+def source_update(
+    *, source: Source, name: str, location: str, schedule: str, gone_policy: str, actor=None
+) -> Source:
     """Change a source's settings (not its kind). Pages it no longer lists are handled by the next sync."""
     fields = _source_fields(knowledge_base=source.knowledge_base, name=name, kind=source.kind, location=location,
-                            schedule=schedule, gone_policy=gone_policy, exclude_id=source.pk)
-    Source.objects.filter(pk=source.pk).update(**fields)
+                            schedule=schedule, gone_policy=gone_policy, exclude_id=source.pk, actor=actor)
+    before = {name: getattr(source, name) for name in fields}
+    with transaction.atomic():
+        Source.objects.filter(pk=source.pk).update(**fields)
+        changed = {name: [before[name], value] for name, value in fields.items() if before[name] != value}
+        if changed:
+            audit_event_record(action=AuditAction.SOURCE_CHANGED, target=source, knowledge_base=source.knowledge_base,
+                               actor=actor, changed=changed)
     source.refresh_from_db()
     return source
 
@@ -436,19 +494,25 @@ def _file_key(relative: str, ref: str) -> str:
 
 
 def _parse_file(relative: str, path: Path) -> list[tuple[str, ParsedArticle]]:
+    """A file's articles, checked as `import_kb` checks them (one code path): a file that cannot be
+    stored whole is refused whole, with the reason naming it."""
     try:
         parsed = parse_path(path)
+        for item in parsed:
+            parsed_article_check(item)
     except IngestError as exc:
-        raise _PageError(str(exc)) from None
+        raise _PageError(f"{relative}: {exc.message}" + (f" ({exc.location})" if exc.location else "")) from None
     return [(_file_key(relative, item.ref), item) for item in parsed]
 
 
 def _sync_files(run: _Run) -> None:
     source = run.source
     if source.kind == SourceKind.FOLDER:
-        root = Path(source.location)
-        if not root.is_dir():
-            raise _ListingError(f"no folder at {source.location} on this server")
+        try:
+            root = source_folder_checked(knowledge_base=source.knowledge_base, location=source.location,
+                                         exclude_id=source.pk)
+        except SourceFolderRefused as exc:
+            raise _ListingError(str(exc).removeprefix("location: ")) from None
         documents = [(path.relative_to(root).as_posix(), path) for path in supported_files_in(root)]
     else:
         documents = [(stored.name, stored) for stored in source.files.order_by("name")]
@@ -515,14 +579,26 @@ def _apply_document(run: _Run, *, key: str, raw: bytes, etag: str, last_modified
             _keep_document_pages(run, key)
         run.error(key, str(exc))
         return
-    for page_key, parsed in items:
+    # A document's articles are written in one transaction: a file whose fifth FAQ entry cannot be written
+    # leaves none of its entries written, and the run's bookkeeping is put back to match.
+    pages, changed_ids = dict(run.pages), set(run.changed_ids)
+    outcomes = []
+    try:
+        with transaction.atomic():
+            for page_key, parsed in items:
+                outcomes.append(_apply_page(run, key=page_key, parsed=parsed, raw_hash=raw_hash, etag=etag,
+                                            last_modified=last_modified))
+    except (_PageError, ArticleInputError, DatabaseError) as exc:
+        run.pages, run.changed_ids = pages, changed_ids
+        if file_pages:
+            _keep_document_pages(run, key)
+        elif key in run.pages:
+            run.seen_keys.add(key)
+        message = str(exc) if not isinstance(exc, DatabaseError) else f"cannot be stored: {str(exc).splitlines()[0]}"
+        run.error(key, message)
+        return
+    for (page_key, _), outcome in zip(items, outcomes):
         run.seen_keys.add(page_key)
-        try:
-            outcome = _apply_page(run, key=page_key, parsed=parsed, raw_hash=raw_hash, etag=etag,
-                                  last_modified=last_modified)
-        except (_PageError, ArticleInputError) as exc:
-            run.error(page_key, str(exc))
-            continue
         run.counts[outcome] += 1
 
 

@@ -6,6 +6,8 @@ cannot hold is refused here with a 422 naming the client's field (kbreview.input
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import threading
 import time
 from typing import Annotated, Any, Literal
 
@@ -26,10 +28,14 @@ from kbreview.middleware import database_unavailable_response
 from kbreview.input_limits import (
     PG_INTEGER_MAX,
     URL_SAFE_ID_PATTERN,
+    required_text_pattern,
     text_problem,
     timestamp_problem,
     url_id_problem,
+    year_range_pattern,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class TokenAuth(HttpBearer):
@@ -60,23 +66,60 @@ def client_field(loc: tuple) -> str:
     return name
 
 
+class _ProcessWindowCounter:
+    """Fixed-window counts held in this process: the limiter's fallback while the shared cache is down,
+    so an outage of Redis neither refuses every request nor lifts the limit."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._window = -1
+
+    def incr(self, key: str, window_index: int) -> int:
+        with self._lock:
+            if window_index != self._window:  # a new window: earlier counts are over
+                self._counts.clear()
+                self._window = window_index
+            self._counts[key] = self._counts.get(key, 0) + 1
+            return self._counts[key]
+
+
 class TokenRateLimit(BaseThrottle):
     """At most API_RATE_LIMIT requests per API_RATE_WINDOW_S seconds per token (fixed windows, counted in
     Django's cache: Redis when REDIS_URL is set, so every web process shares the count). Over it: 429
-    with Retry-After, the seconds until the window ends. Stateless, so one instance serves every thread."""
+    with Retry-After, the seconds until the window ends. While the cache cannot be reached the count
+    is kept per process (logged once per outage), so turns are still accepted."""
+
+    _fallback = _ProcessWindowCounter()
+    _cache_down = False
 
     def allow_request(self, request) -> bool:
         limit, window = settings.API_RATE_LIMIT, settings.API_RATE_WINDOW_S
         if not limit or getattr(request, "auth", None) is None:
             return True
-        key = f"api-rate:{request.auth.pk}:{int(time.time() // window)}"
+        window_index = int(time.time() // window)
+        key = f"api-rate:{request.auth.pk}:{window_index}"
+        try:
+            count = self._shared_count(key, window)
+        except Exception as exc:  # any cache backend error: Redis refused, timed out, or lost mid-call
+            if not TokenRateLimit._cache_down:
+                TokenRateLimit._cache_down = True
+                logger.warning("rate limit: the shared cache is unavailable (%s); counting per process", exc)
+            count = self._fallback.incr(key, window_index)
+        else:
+            if TokenRateLimit._cache_down:
+                TokenRateLimit._cache_down = False
+                logger.warning("rate limit: the shared cache is back; counting in it again")
+        return count <= limit
+
+    @staticmethod
+    def _shared_count(key: str, window: int) -> int:
         cache.add(key, 0, timeout=window + 1)
         try:
-            count = cache.incr(key)
+            return cache.incr(key)
         except ValueError:  # expired between add and incr: a new window
             cache.add(key, 1, timeout=window + 1)
-            count = 1
-        return count <= limit
+            return 1
 
     def wait(self) -> float:
         window = settings.API_RATE_WINDOW_S
@@ -136,13 +179,23 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value
 
 
-OneLineText = Annotated[str, _checked(text_problem)]
-MultilineText = Annotated[str, _checked(lambda v: text_problem(v, multiline=True))]
+# Checked by text_problem; the pattern only states the same rule in the OpenAPI document.
+OneLineText = Annotated[str, _checked(text_problem),
+                        Field(json_schema_extra={"pattern": required_text_pattern(multiline=False)})]
+MultilineText = Annotated[str, _checked(lambda v: text_problem(v, multiline=True)),
+                          Field(json_schema_extra={"pattern": required_text_pattern(multiline=True)})]
 ExternalId = Annotated[
     str,
     Field(min_length=1, max_length=EXTERNAL_ID_MAX, pattern=URL_SAFE_ID_PATTERN),
 ]
-Timestamp = Annotated[dt.datetime, _checked(timestamp_problem), AfterValidator(_aware)]
+Timestamp = Annotated[
+    dt.datetime, _checked(timestamp_problem), AfterValidator(_aware),
+    Field(json_schema_extra={
+        "pattern": year_range_pattern(settings.INPUT_TIMESTAMP_MIN_YEAR, settings.INPUT_TIMESTAMP_MAX_YEAR),
+        "description": (f"ISO 8601; a year from {settings.INPUT_TIMESTAMP_MIN_YEAR} to "
+                        f"{settings.INPUT_TIMESTAMP_MAX_YEAR}; without an offset it is taken as UTC"),
+    }),
+]
 
 
 class RetrievedIn(Schema):
@@ -354,7 +407,7 @@ def turn_create(request, payload: TurnIn):
 
 
 @api.post("/turns/{external_id}/reply", auth=TURNS, response={200: ReplyOut, 404: ErrorOut, 409: MismatchOut, **COMMON_ERRORS})
-def turn_reply(request, external_id: str, payload: ReplyIn):
+def turn_reply(request, external_id: ExternalId, payload: ReplyIn):
     """Record the reply that was sent and the articles it cites ([[ref]] tags).
 
     The same reply again changes nothing; a different one is 409 unless `replaces` is true."""
@@ -366,7 +419,7 @@ def turn_reply(request, external_id: str, payload: ReplyIn):
 
 
 @api.get("/turns/{external_id}", auth=TURNS, response={200: TurnOut, 404: ErrorOut, **COMMON_ERRORS})
-def turn_detail(request, external_id: str):
+def turn_detail(request, external_id: ExternalId):
     """The detection outcome and the conflicts found for one turn."""
     turn = _turn(request, external_id)
     run = getattr(turn, "detection", None)

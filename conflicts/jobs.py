@@ -19,7 +19,7 @@ from kbreview.jobs import claim_expiry, sweep_cutoff
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["claim_expiry", "detection_enqueue", "detection_wake", "detection_wake_at", "jobs_sweep",
+__all__ = ["claim_expiry", "detection_claim_expiry", "detection_enqueue", "detection_wake", "detection_wake_at", "jobs_sweep",
            "notification_deliver", "notification_retry_later", "rule_induction_enqueue", "suggestion_enqueue",
            "suggestions_enqueue"]
 
@@ -28,6 +28,20 @@ COMPUTE_SUGGESTION = "conflicts.tasks.compute_suggestion"
 INDUCE_RULES = "conflicts.tasks.induce_rules"
 DELIVER_NOTIFICATION = "conflicts.tasks.deliver_notification"
 TASK_NAMES = (DETECT_TURN, COMPUTE_SUGGESTION, INDUCE_RULES, DELIVER_NOTIFICATION, *articles_jobs.TASK_NAMES)
+
+
+def detection_claim_expiry():
+    """A turn's check claimed before this moment was abandoned (its worker or its database died): the
+    check is bounded by DETECTION_TIMEOUT_S after its batch gate, so its claim need not outlive that by
+    more than DETECTION_CLAIM_MARGIN_S, and the sweeper re-sends it within a sweep or two instead of after
+    the task's hard time limit (300 s). A worker that overran anyway loses its claim and writes nothing."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    bound = (settings.DETECTION_TIMEOUT_S + settings.DETECTION_BATCH_WAIT_MS / 1000
+             + 4 * settings.WORKER_YIELD_MAX_S + settings.DETECTION_CLAIM_MARGIN_S)
+    return timezone.now() - dt.timedelta(seconds=bound)
 
 
 def detection_enqueue(*, turn_id: int) -> None:
@@ -134,7 +148,7 @@ def jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
     sent = {"detection": 0, "suggestion": 0, "notification": 0}
     if settings.DETECTION_DISPATCH != "off":
         stale_runs = DetectionRun.objects.filter(outcome=DetectionOutcome.QUEUED).filter(
-            Q(claimed_at__isnull=True, created_at__lt=cutoff) | Q(claimed_at__lt=expired)
+            Q(claimed_at__isnull=True, created_at__lt=cutoff) | Q(claimed_at__lt=detection_claim_expiry())
         )
         for turn_id in stale_runs.values_list("turn_id", flat=True):
             sent["detection"] += outbox.send(DETECT_TURN, turn_id)

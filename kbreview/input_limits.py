@@ -27,6 +27,34 @@ _CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+# The same rules as JSON Schema patterns (ECMA-262), so the API's OpenAPI document states what the server
+# enforces (unpaired surrogates cannot travel in valid JSON, so they need no pattern).
+_ONE_LINE_CHAR = r"[^\u0000-\u001f\u007f-\u009f]"
+_MULTILINE_CHAR = r"[^\u0000-\u0008\u000e-\u001f\u007f-\u009f]"
+ONE_LINE_TEXT_PATTERN = rf"^{_ONE_LINE_CHAR}*$"
+MULTILINE_TEXT_PATTERN = rf"^{_MULTILINE_CHAR}*$"
+
+
+def required_text_pattern(*, multiline: bool) -> str:
+    """Text with no control characters and more than whitespace."""
+    char = _MULTILINE_CHAR if multiline else _ONE_LINE_CHAR
+    return rf"^{char}*[^\s\u0000-\u001f\u007f-\u009f]{char}*$"
+
+
+def year_range_pattern(low: int, high: int) -> str:
+    """A pattern for an ISO date-time string whose year is in [low, high] (four-digit years): whole decades
+    as one alternative each, the rest year by year."""
+    alternatives, year = [], low
+    while year <= high:
+        if year % 10 == 0 and year + 9 <= high:
+            alternatives.append(f"{year // 10}\\d")
+            year += 10
+        else:
+            alternatives.append(str(year))
+            year += 1
+    return f"^(?:{'|'.join(alternatives)})-"
+
+
 def _describe(char: str) -> str:
     if char == "\x00":
         return "a NUL character"

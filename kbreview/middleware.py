@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.cache import patch_cache_control
 
@@ -98,7 +99,17 @@ class NoStoreWhenSignedInMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if response.has_header("Cache-Control") or response.has_header("X-Unavailable-Cause"):
+            return response
         user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated and not response.has_header("Cache-Control"):
+        if user is None:
+            return response
+        try:
+            signed_in = user.is_authenticated  # loads the session: a database read
+        except DatabaseError:
+            # The database went away during the request: no page of data was rendered, and this must not
+            # turn the 503 (or whatever was built) into a 500.
+            signed_in = True
+        if signed_in:
             patch_cache_control(response, private=True, no_store=True)
         return response

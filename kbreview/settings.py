@@ -208,7 +208,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL")}
+    # Short socket timeouts: a hung Redis costs a request at most a second before the callers' fallbacks
+    # (the API rate limit counts per process) take over.
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env.str("REDIS_URL"),
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}
     if env.str("REDIS_URL", default="")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
@@ -321,6 +324,14 @@ SOURCE_FETCH_USER_AGENT = env.str(
     "SOURCE_FETCH_USER_AGENT", default="kbreview-sync/1.0 (knowledge-base sync; honours robots.txt)"
 )
 SOURCE_MAX_PAGES = env.int("SOURCE_MAX_PAGES", default=10_000)
+# Folder sources read files on this server: only folders under these roots (symlinks resolved) may be
+# used. None in production unless the deployment lists them; the embedded default allows the demo's own
+# folder and ./var/sources (one subfolder per knowledge base is the intended layout).
+SOURCE_FOLDER_ROOTS = [Path(root) for root in env.list(
+    "SOURCE_FOLDER_ROOTS",
+    default=[] if env.str("DATABASE_URL", default="") else [
+        str(BASE_DIR / "articles" / "fixtures" / "demo"), str(BASE_DIR / "var" / "sources")],
+)]
 SOURCE_UPLOAD_MAX_BYTES = env.int("SOURCE_UPLOAD_MAX_BYTES", default=20 * 1024 * 1024)
 # A sync's Celery time limit; one queued or running for twice this long was left by a dead worker.
 SOURCE_SYNC_TIME_LIMIT_S = env.int("SOURCE_SYNC_TIME_LIMIT_S", default=3600)
@@ -333,12 +344,20 @@ EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="onnx-opt")
 if EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
     raise ImproperlyConfigured(f"EMBEDDING_BACKEND={EMBEDDING_BACKEND!r}: use one of {', '.join(EMBEDDING_BACKENDS)}")
 EMBEDDING_ONNX_DIR = env.str("EMBEDDING_ONNX_DIR", default=str(BASE_DIR / "var" / "models"))
+# The contradiction judge's artefact (manage.py train_judge; shipped in the repository) and how the claim
+# detector uses it: judge (it decides), judge+rules (rule findings it does not veto count too) or rules (off).
+JUDGE_DIR = env.str("JUDGE_DIR", default=str(BASE_DIR / "agents" / "judge_artefact"))
+JUDGE_MODE = env.str("JUDGE_MODE", default="judge+rules")
+if JUDGE_MODE not in ("rules", "judge", "judge+rules"):
+    raise ImproperlyConfigured(f"JUDGE_MODE={JUDGE_MODE!r}: use judge, judge+rules or rules")
 EMBEDDING_DIM = 384
 SEARCH_RESULTS = env.int("SEARCH_RESULTS", default=8)
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
+# Slack on top of a check's own bounds before its claim counts as abandoned (conflicts.jobs.detection_claim_expiry).
+DETECTION_CLAIM_MARGIN_S = env.float("DETECTION_CLAIM_MARGIN_S", default=30.0)
 # Turns that arrive close together share an LLM call: a turn with pairs for the LLM opens a gate until
 # DETECTION_BATCH_WAIT_MS after it was recorded (its worker returns to the pool; a wake-up message comes back
 # then), and the woken worker takes up to DETECTION_BATCH_MAX_TURNS queued turns of the same knowledge base

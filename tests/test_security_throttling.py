@@ -57,3 +57,36 @@ def test_api_requests_over_the_limit_get_429_with_retry_after(kb, settings):
     assert client.get("/api/v1/conflicts", HTTP_AUTHORIZATION=f"Bearer {other}").status_code == 200
     settings.API_RATE_LIMIT = 0  # 0 switches the limit off
     assert client.get("/api/v1/conflicts", HTTP_AUTHORIZATION=f"Bearer {secret}").status_code == 200
+
+
+def test_redis_down_turns_are_still_accepted_and_the_limit_still_holds(kb, client, settings, tmp_path, caplog):
+    """The rate limit counts in Redis (the shared cache). A Redis of the test's own is stopped mid-way:
+    every turn is still accepted (no 500), the limit is then counted per process and still answers 429
+    past it, and the switch is logged once."""
+    from tests.support import processes
+
+    redis = processes.RedisServer(processes.free_port(), tmp_path)
+    redis.start()
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis.url,
+                                   "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+    settings.API_RATE_LIMIT, settings.API_RATE_WINDOW_S = 12, 3600
+    settings.DETECTION_DISPATCH = "off"
+    _, secret = api_token_create(knowledge_base=kb, name="outage")
+
+    def post(i: int):
+        return client.post("/api/v1/turns", {"external_id": f"r-{i}", "question": "Open on Sunday?", "retrieved": []},
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+    try:
+        assert [post(i).status_code for i in range(4)] == [202] * 4
+        redis.stop()
+        caplog.clear()
+        during = [post(i) for i in range(4, 20)]
+    finally:
+        redis.stop()
+    statuses = [response.status_code for response in during]
+    assert 500 not in statuses
+    assert statuses[:12] == [202] * 12  # the process's own count starts afresh: 12 more
+    assert set(statuses[12:]) == {429} and during[-1].headers["Retry-After"]
+    warnings = [r for r in caplog.records if "shared cache is unavailable" in r.getMessage()]
+    assert len(warnings) == 1

@@ -23,12 +23,13 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
+from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference
 from .compare import (Contradiction, announced_changes, compare_claims, named_contacts, same_subject_prices,
                       transposed_contact)
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
 from .values import DATE, extract_values
 
-__all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "detect_claim_conflicts", "REPORT_MIN_CONFIDENCE"]
+__all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "JudgeSetup", "detect_claim_conflicts", "REPORT_MIN_CONFIDENCE"]
 
 ALIGN_FLOOR = 0.5  # below this two claims are about different things
 # A pair with no claims this close is about different things altogether: no aligned claim at all. (0.55 kept 92 of
@@ -45,12 +46,15 @@ class ClaimDetection:
     # Every pair compared, with the similarity of its closest claims: what decides "unrelated".
     pair_similarity: dict[tuple[str, str], float] = field(default_factory=dict)
     aligned_by_meaning: bool = False  # a sentence model aligned the claims (not the bag-of-words fallback)
+    # Pairs the judge settled offline: every aligned statement pair confidently different scope or unrelated.
+    settled_apart: set[tuple[str, str]] = field(default_factory=set)
 
     def unrelated_pairs(self) -> set[tuple[str, str]]:
-        """Pairs whose closest claims are still about different things; only a sentence model can say."""
+        """Pairs whose closest claims are still about different things (only a sentence model can say), and
+        pairs the judge settled as apart: neither needs the LLM."""
         if not self.aligned_by_meaning:
-            return set()
-        return {key for key, similarity in self.pair_similarity.items() if similarity < RELATED_FLOOR}
+            return set(self.settled_apart)
+        return {key for key, similarity in self.pair_similarity.items() if similarity < RELATED_FLOOR} | self.settled_apart
 
 
 def _known_names(articles: list[ArticleText]) -> frozenset[str]:
@@ -127,16 +131,20 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
     what = {"price": "the price", "hours": "the opening hours", "contact": "the contact details",
             "date": "the date", "eligibility": "who is eligible", "quantity": "the amount",
             "policy": "the rule", "procedure": "how or where it is done"}.get(contradiction.type, "this")
+    values = value_difference(contradiction.a, contradiction.b)
     return (f"\u201c{article_a.title or article_a.ref}\u201d and \u201c{article_b.title or article_b.ref}\u201d "
-            f"disagree about {what}: one says "
+            f"disagree about {what}" + (f" ({values})" if values else "") + ": one says "
             f"\u201c{quoted(contradiction.said_a)}\u201d, the other \u201c{quoted(contradiction.said_b)}\u201d."
             + _newer_note(article_a, article_b))
 
 
 def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None = None,
                            vectors: ClaimVectors | None = None, encoder: Encoder | None = None,
-                           min_confidence: float = REPORT_MIN_CONFIDENCE) -> ClaimDetection:
-    """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities."""
+                           min_confidence: float = REPORT_MIN_CONFIDENCE,
+                           judge: JudgeSetup | None = None) -> ClaimDetection:
+    """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities.
+    With a `judge` (agents.claims.judged) the learned judge reads the best-aligned statement pairs and
+    decides by its mode; pairs whose every aligned statement pair it confidently calls apart are settled."""
     today = now or dt.date.today()
     store = vectors or ClaimVectors(encoder)
     unique = {a.ref: a for a in articles}
@@ -147,6 +155,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
     scopes = {ref: [_scope(f, known=known, now=today, page=pages[ref]) for f in claim_facts]
               for ref, claim_facts in facts.items()}
     result = ClaimDetection(aligned_by_meaning=store.encoder is not None)
+    rule_findings: dict[tuple[str, str], Contradiction | None] = {}
+    aligned: dict[tuple[str, str], list] = {}
     for ref_a, ref_b in combinations(sorted(unique), 2):
         key = pair_key(ref_a, ref_b)
         if not facts[ref_a] or not facts[ref_b]:
@@ -156,6 +166,10 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         result.pair_similarity[key] = float(similarity.max())
         rows, cols = np.nonzero(similarity >= ALIGN_FLOOR)
         order = np.argsort(-similarity[rows, cols])[:MAX_ALIGNED_PER_PAIR]
+        aligned[key] = [(int(rows[k]), int(cols[k]), facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])])
+                        for k in order]
+        if judge is not None and judge.mode == "judge":
+            continue  # the judge alone decides: the rules are not run
         best: Contradiction | None = transposed_contact(facts[ref_a], facts[ref_b])
         for index in order:
             i, j = int(rows[index]), int(cols[index])
@@ -167,7 +181,19 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
             best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or named_contacts(facts[ref_a], facts[ref_b], scopes[ref_a], scopes[ref_b], known_names=known))
+        rule_findings[key] = best
+    if judge is not None and judge.mode != "rules":
+        judgements = judge_pairs(judge, {key: items for key, items in aligned.items() if items})
+        for key in aligned:
+            judgement = judgements.get(key)
+            if judgement is None:
+                continue
+            rule_findings[key] = judged_contradiction(judge, judgement, rule_findings.get(key))
+            if rule_findings[key] is None and judgement.all_apart >= judge.calibration.settle_score:
+                result.settled_apart.add(key)
+    for key, best in sorted(rule_findings.items()):
         if best is not None and best.confidence >= min_confidence:
+            ref_a, ref_b = key
             a, b = unique[ref_a], unique[ref_b]
             result.findings.append(ConflictFinding(
                 refs=key, type=best.type, explanation=explain(best, a, b),

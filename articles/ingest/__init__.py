@@ -74,8 +74,12 @@ def _parse_file(path: Path) -> list[ParsedArticle]:
     if not path.exists():
         raise IngestError(path, None, "no such file")
     try:
-        return parser(path)
+        articles = parser(path)
     except OSError as exc:
         raise IngestError(path, None, f"cannot read file: {exc.strerror or exc}") from None
     except RecursionError:
         raise IngestError(path, None, "nested too deeply to read (e.g. JSON arrays inside arrays)") from None
+    if not articles:
+        # A header-only CSV or an empty JSON list is a mistake to report, not a successful import of nothing.
+        raise IngestError(path, None, "nothing to import: the file holds no articles")
+    return articles

@@ -28,13 +28,15 @@ class ParsedArticle:
 class IngestError(Exception):
     """A file that cannot be imported; the message names the file and, when known, the row or page."""
 
-    def __init__(self, path: Path, location: str | None, message: str) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | None, location: str | None, message: str) -> None:
+        self.path = Path(path) if path is not None else None
         self.location = location
         self.message = message
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        if self.path is None:
+            return self.message
         if self.location:
             return f"{self.path.name}, {self.location}: {self.message}"
         return f"{self.path.name}: {self.message}"

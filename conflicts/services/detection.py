@@ -43,6 +43,7 @@ from agents.detection import (
 from agents.detection import DetectionOutcome as AgentsOutcome
 from agents.llm import LLMConfig, LLMError
 from agents.configuration import llm_config_for
+from agents.judge_onnx import judge_setup
 from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ConflictFinding, pair_key
 from articles.audit import audit_event_record
 from articles.claim_texts import texts_key
@@ -148,7 +149,7 @@ def claim_checks() -> ClaimChecks:
 
 @functools.lru_cache(maxsize=1)
 def _claim_checks_over(vectors: ClaimVectors) -> ClaimChecks:
-    return ClaimChecks(vectors)
+    return ClaimChecks(vectors, judge=judge_setup(settings.JUDGE_DIR, mode=settings.JUDGE_MODE))
 
 
 def claim_detector_warm_up() -> None:
@@ -389,7 +390,7 @@ def _claim(*, turn_id: int) -> dt.datetime | None:
     now = timezone.now()
     taken = (
         DetectionRun.objects.filter(turn_id=turn_id, outcome=DetectionOutcome.QUEUED)
-        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.claim_expiry()))
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.detection_claim_expiry()))
         .update(claimed_at=now, attempts=F("attempts") + 1)
     )
     return now if taken else None
@@ -639,7 +640,7 @@ def _gather(run: DetectionRun, *, setup: _Setup) -> tuple[list[_Check], float, b
         waiting = (
             DetectionRun.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(outcome=DetectionOutcome.QUEUED, turn__knowledge_base_id=run.turn.knowledge_base_id)
-            .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.claim_expiry()))
+            .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=jobs.detection_claim_expiry()))
             .exclude(pk=run.pk)
             .order_by("created_at", "pk")
         )

@@ -101,7 +101,7 @@ def source_detail(request, pk: int):
         if form.is_valid():
             data = {k: v for k, v in form.cleaned_data.items() if k != "kind"}
             try:
-                source_update(source=source, **data)
+                source_update(source=source, actor=request.user, **data)
             except SourceInputError as exc:
                 form.add_service_error(str(exc))
             else:

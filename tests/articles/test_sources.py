@@ -167,7 +167,8 @@ def test_private_addresses_are_refused_unless_the_knowledge_base_allows_them(kb,
 
 
 @pytest.mark.django_db
-def test_source_input_is_validated_with_the_field_named(loopback_kb, tmp_path):
+def test_source_input_is_validated_with_the_field_named(loopback_kb, tmp_path, settings):
+    settings.SOURCE_FOLDER_ROOTS = [tmp_path]
     with pytest.raises(SourceInputError, match=r"location line 2: 'ftp://example.com/a' is not an http\(s\) address"):
         source_create(knowledge_base=loopback_kb, name="Bad", kind="urls",
                       location="https://example.com/a\nftp://example.com/a")
@@ -258,7 +259,8 @@ def test_sitemap_source_and_an_unreadable_sitemap_changes_nothing(loopback_kb, p
 
 
 @pytest.mark.django_db
-def test_folder_source_versions_only_changed_files(loopback_kb, tmp_path):
+def test_folder_source_versions_only_changed_files(loopback_kb, tmp_path, settings):
+    settings.SOURCE_FOLDER_ROOTS = [tmp_path]
     folder = tmp_path / "kb"
     folder.mkdir()
     faq = [{"ref": "faq-pets", "question": "Pets?", "answer": "Dogs travel free on the outer deck."},

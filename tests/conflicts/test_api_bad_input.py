@@ -72,7 +72,7 @@ BAD_REQUESTS = [
     ("reply-sent-at-year-1", "post", "/turns/chat-0/reply", {"reply": "ok", "sent_at": "0001-01-01T00:00:00+14:00"}, 422, "sent_at"),
     ("reply-unknown-turn", "post", "/turns/never-seen/reply", {"reply": "ok"}, 404, None),
     ("get-nul-path", "get", "/turns/a%00b", None, 422, "external_id"),
-    ("get-long-path", "get", "/turns/" + "x" * 5000, None, 404, None),
+    ("get-long-path", "get", "/turns/" + "x" * 5000, None, 422, "external_id"),  # the documented 200-character bound
     ("answer-nul-question", "post", "/answer", {"question": "dogs\x00?"}, 422, "question"),
     ("answer-blank-question", "post", "/answer", {"question": "  "}, 422, "question"),
     ("answer-bad-mode", "post", "/answer", {"question": "dogs?", "mode": "loud"}, 422, "mode"),

@@ -72,6 +72,25 @@ def test_a_check_held_by_a_live_worker_is_left_alone_and_a_dead_ones_is_taken_ov
     assert run.outcome == DetectionOutcome.OK and run.attempts == 2
 
 
+def test_a_check_whose_worker_lost_the_database_is_re_sent_long_before_the_task_time_limit(
+    kb, fare_articles, inline_detection, settings
+):
+    """A worker claimed the check and then lost PostgreSQL, so it could neither finish nor release the
+    claim. The check's own bounds say when the claim is abandoned, not the task's 300 s hard limit."""
+    settings.TASK_SWEEP_INTERVAL_S = 30
+    turn = report(kb, "t-db-died")
+    bound = (settings.DETECTION_TIMEOUT_S + settings.DETECTION_BATCH_WAIT_MS / 1000
+             + 4 * settings.WORKER_YIELD_MAX_S + settings.DETECTION_CLAIM_MARGIN_S)
+    assert bound < 2 * settings.TASK_SWEEP_INTERVAL_S + 30 < settings.CELERY_TASK_TIME_LIMIT
+    DetectionRun.objects.filter(turn=turn).update(claimed_at=timezone.now() - dt.timedelta(seconds=bound - 5),
+                                                  attempts=1)
+    assert jobs.jobs_sweep(older_than_s=3600)["detection"] == 0  # still within its bounds: a live worker's
+    DetectionRun.objects.filter(turn=turn).update(claimed_at=timezone.now() - dt.timedelta(seconds=bound + 1))
+    assert jobs.jobs_sweep(older_than_s=3600)["detection"] == 1
+    run = DetectionRun.objects.get(turn=turn)
+    assert run.outcome == DetectionOutcome.OK and run.attempts == 2
+
+
 def test_one_suggestion_computation_per_conflict_and_article_versions(kb, fare_articles, inline_detection,
                                                                       django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):

@@ -22,6 +22,17 @@ from tests.factories import parsed
 kb = knowledge_base_get_or_create(slug="acme", name="Acme")
 for ref in ("faq-a", "faq-b", "faq-c"):
     article_upsert(knowledge_base=kb, parsed=parsed(ref, f"Text of {ref}."))
+from django.contrib.auth import get_user_model, SESSION_KEY, BACKEND_SESSION_KEY, HASH_SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
+from articles.memberships import membership_set
+user = get_user_model().objects.create_user("reviewer", password="pw-unused-here")
+membership_set(knowledge_base=kb, user=user, role="reviewer")
+session = SessionStore()
+session[SESSION_KEY] = str(user.pk)
+session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+session.create()
+print(session.session_key)
 print(api_token_create(knowledge_base=kb, name="faults")[1])
 """
 
@@ -71,12 +82,13 @@ def test_postgres_stopped_mid_load_gives_503_with_retry_after_and_nothing_half_w
     assert migrate.returncode == 0, migrate.stderr[-3000:]
     setup = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP], **run)
     assert setup.returncode == 0, setup.stderr[-3000:]
-    secret = setup.stdout.strip().splitlines()[-1]
+    session_key, secret = setup.stdout.strip().splitlines()[-2:]
 
     port, log = processes.free_port(), tmp_path / "gunicorn.log"
     web = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "kbreview.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-         "--threads", "4"], cwd=processes.ROOT, env=env, stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+        [sys.executable, "-m", "gunicorn", "-c", "kbreview/gunicorn_conf.py", "kbreview.wsgi",
+         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "6"],
+        cwd=processes.ROOT, env=env, stdout=open(log, "ab"), stderr=subprocess.STDOUT)
     answers: list[tuple[str, int, dict, dict]] = []  # external id, status, headers, body
     stop_posting = threading.Event()
 
@@ -99,6 +111,21 @@ def test_postgres_stopped_mid_load_gives_503_with_retry_after_and_nothing_half_w
         except OSError as exc:  # no answer at all: counted, and the test fails on it below
             answers.append((external_id, 0, {}, {"error": repr(exc)}))
 
+    console: list[tuple[int, dict, str]] = []  # a signed-in reviewer's page loads: status, headers, body
+
+    def browse() -> None:
+        while not stop_posting.is_set():
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={
+                "Cookie": f"sessionid={session_key}"})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    console.append((response.status, dict(response.headers), ""))
+            except urllib.error.HTTPError as exc:
+                console.append((exc.code, dict(exc.headers), exc.read().decode(errors="replace")[:2000]))
+            except OSError as exc:
+                console.append((0, {}, repr(exc)))
+            time.sleep(0.05)
+
     def caller(n: int) -> None:
         i = 0
         while not stop_posting.is_set():
@@ -107,13 +134,15 @@ def test_postgres_stopped_mid_load_gives_503_with_retry_after_and_nothing_half_w
 
     try:
         processes.wait_for(lambda: ready(port), 240, "gunicorn to serve", logs=[log])
-        callers = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
+        callers = [threading.Thread(target=caller, args=(n,)) for n in range(3)] + [threading.Thread(target=browse)]
         for thread in callers:
             thread.start()
         processes.wait_for(lambda: sum(1 for a in answers if a[1] == 202) >= 20, 120, "turns before the outage",
                            logs=[log])
         server.stop()  # PostgreSQL goes away under requests in flight
         processes.wait_for(lambda: sum(1 for a in answers if a[1] == 503) >= 10, 60, "answers during the outage",
+                           logs=[log])
+        processes.wait_for(lambda: sum(1 for c in console if c[0] == 503) >= 3, 60, "console pages during the outage",
                            logs=[log])
         stop_posting.set()
         for thread in callers:
@@ -129,6 +158,12 @@ def test_postgres_stopped_mid_load_gives_503_with_retry_after_and_nothing_half_w
         if status == 503:
             assert headers.get("Retry-After") == "5" and body["cause"] == "database_unavailable", (headers, body)
             assert "Traceback" not in json.dumps(body)
+    # The console, signed in: its pages before the outage, then 503 with Retry-After (never a 500).
+    assert {status for status, _, _ in console} <= {200, 302, 503}, [c for c in console if c[0] not in (200, 302, 503)][:2]
+    assert any(status in (200, 302) for status, _, _ in console)
+    for status, headers, body in console:
+        if status == 503:
+            assert headers.get("Retry-After") == "5" and "Traceback" not in body, (headers, body)
     accepted = {external_id for external_id, status, _, _ in answers if status == 202}
     stored = {external_id for (external_id,) in rows(socket_dir, "SELECT external_id FROM conflicts_turn")}
     assert accepted <= stored  # every 202 was committed

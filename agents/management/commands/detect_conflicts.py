@@ -17,7 +17,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from django.conf import settings
+
 from agents.claims import ClaimVectors
+from agents.claims.judged import JUDGE_MODES
+from agents.judge_onnx import judge_setup
 from agents.detection import DETECTORS, run_detection
 from agents.llm import JSON_MODES, LLMConfig, LLMError
 from agents.configuration import llm_config_for
@@ -45,6 +49,9 @@ class Command(BaseCommand):
                             help="overrides LLM_JSON_MODE: auto, json_schema, or json_object (llama.cpp)")
         parser.add_argument("--timeout", type=float, help="LLM timeout in seconds (overrides the setting)")
         parser.add_argument("--max-tokens", type=int, help="tokens per LLM reply (overrides the setting)")
+        parser.add_argument("--judge-mode", choices=JUDGE_MODES, default=None,
+                            help="how the claim detector uses the learned judge (default: JUDGE_MODE, as the product)")
+        parser.add_argument("--judge-dir", default=None, help="the judge's artefact folder (default: JUDGE_DIR)")
         parser.add_argument(
             "--fail-open", action="store_true",
             help='on an LLM error write {"conflicts": [], "error": reason} for that set instead of stopping',
@@ -69,6 +76,9 @@ class Command(BaseCommand):
 
         # Claims are aligned with the index's sentence model; each article's vectors are computed once.
         claim_vectors = ClaimVectors(embed_texts)
+        # The learned judge exactly as the product's check uses it (same artefact, same mode) unless told otherwise.
+        claim_judge = judge_setup(options["judge_dir"] or settings.JUDGE_DIR,
+                                  mode=options["judge_mode"] or settings.JUDGE_MODE)
         total_conflicts = total_calls = 0
         dropped_total: Counter = Counter()
         errors: Counter = Counter()
@@ -78,7 +88,7 @@ class Command(BaseCommand):
                 try:
                     outcome = run_detection(
                         articles=retrieval_set.articles, detector=detector, now=retrieval_set.now,
-                        llm_config=llm_config, claim_vectors=claim_vectors,
+                        llm_config=llm_config, claim_vectors=claim_vectors, claim_judge=claim_judge,
                     )
                 except LLMError as error:
                     if not options["fail_open"]:
@@ -97,7 +107,8 @@ class Command(BaseCommand):
                 total_conflicts += len(line["conflicts"])
                 total_calls += line["llm_calls"]
                 output.write(json.dumps(line, ensure_ascii=False) + "\n")
-        summary = f"{len(retrieval_sets)} sets, {total_conflicts} conflicts, {total_calls} LLM calls ({detector})"
+        summary = f"{len(retrieval_sets)} sets, {total_conflicts} conflicts, {total_calls} LLM calls ({detector}"
+        summary += f", judge {claim_judge.mode})" if claim_judge is not None else ", rules only)"
         if sum(dropped_total.values()):
             summary += (f"; dropped {dropped_total['invented_refs']} invented refs, "
                         f"{dropped_total['bad_snippets']} quotes not in their article")

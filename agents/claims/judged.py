@@ -1,0 +1,114 @@
+"""The learned judge inside the claim detector: the aligned statement pairs of two articles are scored by
+the judge (agents.judge), and its verdict decides; the typed values stay as evidence and make the
+explanation concrete.
+
+Modes:
+    rules        the rule families of compare.py alone (the detector before the judge)
+    judge        the judge decides; values only explain
+    judge+rules  the judge's findings, plus rule findings the judge does not call different scope or
+                 unrelated (a veto), so a rule's concrete reading survives where the judge is unsure
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agents.judge import CachedJudge, Calibration, StatementPair, Verdict
+
+from .analysis import ClaimFacts
+from .compare import Contradiction
+from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, URL
+
+JUDGE_MODES = ("rules", "judge", "judge+rules")
+TOP_ALIGNED = 6  # statement pairs per article pair the judge reads, best-aligned first
+VETO_APART = 0.8  # judge+rules: a rule finding whose statements the judge calls apart this surely is dropped
+
+# What a disagreement is about, from the kinds of value the two statements carry (first match wins).
+TYPE_BY_VALUE_KIND = ((MONEY, "price"), (PERCENT, "price"), (CLOCK, "hours"), (PHONE, "contact"), (EMAIL, "contact"),
+                      (URL, "contact"), (DATE, "date"), (AGE, "eligibility"), (QUANTITY, "quantity"), (COUNT, "quantity"))
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    judge: CachedJudge
+    calibration: Calibration
+    mode: str = "judge+rules"
+
+    def __post_init__(self) -> None:
+        if self.mode not in JUDGE_MODES:
+            raise ValueError(f"judge mode {self.mode!r} is none of {', '.join(JUDGE_MODES)}")
+
+
+def statement_pair(a: ClaimFacts, b: ClaimFacts) -> StatementPair:
+    def side(facts: ClaimFacts) -> tuple[str, str]:
+        claim = facts.claim
+        text = f"{claim.label}: {claim.text}" if claim.label else claim.text
+        return text, claim.context
+
+    (text_a, heading_a), (text_b, heading_b) = side(a), side(b)
+    return StatementPair(text_a, text_b, heading_a, heading_b)
+
+
+def disagreement_type(a: ClaimFacts, b: ClaimFacts) -> str:
+    kinds = {value.kind for value in a.values} & {value.kind for value in b.values}
+    for kind, conflict_type in TYPE_BY_VALUE_KIND:
+        if kind in kinds:
+            return conflict_type
+    return "policy"
+
+
+def value_difference(a: ClaimFacts, b: ClaimFacts) -> str:
+    """"one says €21.00, the other €19.80" when both statements give a value of one kind and they differ."""
+    for kind, _ in TYPE_BY_VALUE_KIND:
+        left = [v for v in a.values if v.kind == kind]
+        right = [v for v in b.values if v.kind == kind]
+        if left and right and {v.key for v in left}.isdisjoint({v.key for v in right}):
+            return f"one says {left[0].text.strip()}, the other {right[0].text.strip()}"
+    return ""
+
+
+@dataclass
+class PairJudgement:
+    """The judge's reading of one article pair: its most contradictory aligned statement pair, and whether
+    every aligned pair is confidently apart (different scope or unrelated)."""
+
+    best: tuple[ClaimFacts, ClaimFacts, Verdict] | None
+    all_apart: float  # the least "apart" score over the aligned pairs (1.0: none aligned)
+
+
+def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[int, int, ClaimFacts, ClaimFacts]]]
+                ) -> dict[tuple[str, str], PairJudgement]:
+    """Judge the top aligned statement pairs of every article pair in one batch (cached per text pair)."""
+    requests = [(key, i, j, a, b) for key, items in aligned.items() for i, j, a, b in items[:TOP_ALIGNED]]
+    verdicts = setup.judge.judge([statement_pair(a, b) for _, _, _, a, b in requests])
+    out: dict[tuple[str, str], PairJudgement] = {key: PairJudgement(None, 1.0) for key in aligned}
+    for (key, _, _, a, b), verdict in zip(requests, verdicts):
+        judgement = out[key]
+        judgement.all_apart = min(judgement.all_apart, verdict.settles_apart)
+        if judgement.best is None or verdict.contradicts > judgement.best[2].contradicts:
+            judgement.best = (a, b, verdict)
+    return out
+
+
+def judged_contradiction(setup: JudgeSetup, judgement: PairJudgement, rule: Contradiction | None
+                         ) -> Contradiction | None:
+    """The finding for one article pair under the setup's mode, its confidence calibrated."""
+    calibration = setup.calibration
+    judge_found = None
+    if judgement.best is not None:
+        a, b, verdict = judgement.best
+        if verdict.contradicts >= calibration.report_score:
+            judge_found = Contradiction(type=disagreement_type(a, b), confidence=calibration.confidence(verdict.contradicts),
+                                        said_a=a.claim.text, said_b=b.claim.text, a=a, b=b)
+    if setup.mode == "judge":
+        return judge_found
+    if rule is not None:  # judge+rules
+        verdict = setup.judge.judge([statement_pair(rule.a, rule.b)])[0]  # usually judged above: from the cache
+        if verdict.settles_apart >= VETO_APART:
+            rule = None
+    if judge_found is None:
+        return rule
+    if rule is None:
+        return judge_found
+    # Both: the rule's concrete reading (its type and statements), at the surer of the two confidences.
+    return Contradiction(type=rule.type, confidence=max(rule.confidence, judge_found.confidence),
+                         said_a=rule.said_a, said_b=rule.said_b, a=rule.a, b=rule.b)

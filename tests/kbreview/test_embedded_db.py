@@ -1,0 +1,41 @@
+"""The embedded server's start-up names a folder its server user cannot enter (issue 28, finding 7)."""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from kbreview.db import embedded
+
+
+@pytest.fixture
+def open_dir():
+    # Not pytest's tmp_path: that sits under /tmp/pytest-of-root, itself mode 0700.
+    root = Path(tempfile.mkdtemp(prefix="kbreview-embedded-"))
+    root.chmod(0o755)
+    yield root
+    for folder in root.rglob("*"):
+        if folder.is_dir():
+            folder.chmod(0o755)
+    shutil.rmtree(root)
+
+
+def test_a_closed_folder_on_the_way_is_found(open_dir):
+    inner = open_dir / "home" / "venv" / "pgserver"
+    inner.mkdir(parents=True)
+    assert embedded.closed_folder_on_the_way(inner) is None
+    (open_dir / "home").chmod(0o700)
+    assert embedded.closed_folder_on_the_way(inner) == open_dir / "home"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the server drops to another user only when started as root")
+def test_start_up_refuses_naming_the_folder(open_dir):
+    closed = open_dir / "private"
+    (closed / "checkout").mkdir(parents=True)
+    closed.chmod(0o700)
+    with pytest.raises(ImproperlyConfigured, match=rf"cannot enter {closed} \(mode 700\).*chmod o\+x {closed}"):
+        embedded._check_server_user_can_enter(closed / "checkout")
+    closed.chmod(0o711)
+    embedded._check_server_user_can_enter(closed / "checkout")  # enterable is enough
