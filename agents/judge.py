@@ -79,7 +79,8 @@ class CachedJudge:
 
     def judge(self, pairs: Sequence[StatementPair]) -> list[Verdict]:
         keys = [self._key(p) for p in pairs]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        found = {key: self._cache[key] for key in keys if key in self._cache}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
         if missing:
             ordered = [StatementPair(a[1], b[1], a[0], b[0]) for a, b in missing]
             both = self._score(ordered + [p.swapped() for p in ordered])
@@ -87,14 +88,13 @@ class CachedJudge:
             probabilities = (np.asarray(both[:half]) + np.asarray(both[half:])) / 2
             self.inferred += half
             for key, row in zip(missing, probabilities):
-                self._cache[key] = Verdict(tuple(float(x) for x in row))
-            while len(self._cache) > self._max:
-                self._cache.popitem(last=False)
-        out = []
-        for key in keys:
+                found[key] = Verdict(tuple(float(x) for x in row))
+        for key in keys:  # most recently used last; the oldest go first when the cache is full
+            self._cache[key] = found[key]
             self._cache.move_to_end(key)
-            out.append(self._cache[key])
-        return out
+        while len(self._cache) > self._max:
+            self._cache.popitem(last=False)
+        return [found[key] for key in keys]
 
 
 @dataclass(frozen=True)

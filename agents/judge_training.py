@@ -126,8 +126,11 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
             optimiser.step()
             scheduler.step()
             optimiser.zero_grad()
-            total += float(output.loss) * len(batch)
+            total += float(output.loss.detach()) * len(batch)
             done += len(batch)
+            if (start // settings.batch_size) % 100 == 99:
+                log(f"  epoch {epoch + 1}: {start + len(batch)}/{len(examples)} pairs, "
+                    f"{done / (time.monotonic() - started):.1f} pairs/s")
         rate = done / (time.monotonic() - started)
         log(f"epoch {epoch + 1}/{settings.epochs}: loss {total / len(examples):.4f} ({rate:.1f} pairs/s)")
 

@@ -42,7 +42,9 @@ django.setup()
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
 from agents.claims.values import comparable, equal_values, extract_values  # noqa: E402
 from agents.configuration import llm_config_for  # noqa: E402
-from agents.detection import CONFIRM_BELOW, run_detection  # noqa: E402
+from agents.detection import CONFIRM_BELOW, JUDGED_CONFIRM_BELOW, run_detection  # noqa: E402
+from agents.judge_onnx import judge_setup, load_card  # noqa: E402
+from django.conf import settings  # noqa: E402
 from agents.excerpts import PairAlignment  # noqa: E402
 from agents.llm import JSON_MODES, LLMConfig, LLMError  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
@@ -148,22 +150,48 @@ def cpu_first_sight(*, size: int = 8, limit: int | None = None) -> dict[str, lis
     return samples
 
 
-def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None) -> list[float]:
-    """CPU milliseconds of one check of an 8-article demo retrieval set, caches warm (vectors and parses
-    are computed once per article text, as in the product), one sample per question."""
+def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None, judge=None) -> dict[str, list[float]]:
+    """CPU milliseconds of one check of an 8-article demo retrieval set, one sample per question: "warm" with
+    every cache warm (vectors and parses once per article text, as in the product; the judge's scores per pair
+    of statement texts), and, with a judge, "judge cold": the same check with an empty judge cache."""
+    import dataclasses
     import time
 
+    from agents.judge import CachedJudge
     from bench.demo_detection import NOW
 
     articles, sets = demo_cpu_sets(size=size, limit=limit)
     for refs in sets:  # warm: each article parsed and embedded once
-        detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store)
-    samples = []
+        detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store, judge=judge)
+    samples: dict[str, list[float]] = {"warm": []} | ({"judge cold": []} if judge is not None else {})
     for refs in sets:
-        started = time.process_time()
-        detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store)
-        samples.append((time.process_time() - started) * 1000)
+        for name in samples:
+            setup = judge if name == "warm" else dataclasses.replace(judge, judge=CachedJudge(judge.judge._score))
+            started = time.process_time()
+            detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store, judge=setup)
+            samples[name].append((time.process_time() - started) * 1000)
     return samples
+
+
+def judge_vs_encoder_ms(judge, *, batch: int = 32, rounds: int = 5) -> tuple[float, float]:
+    """Wall milliseconds (median of `rounds`) of the judge's ONNX run on `batch` statement pairs (both orders:
+    2 x batch sequences, as the detector scores them) and of the encoder on `batch` statements."""
+    import statistics
+    import time
+
+    from agents.judge import StatementPair
+
+    texts = [f"Item {i} of the price list costs {i + 3} euros and ships within {i % 5 + 1} days." for i in range(batch)]
+    pairs = [StatementPair(texts[i], texts[(i + 1) % batch], "Prices", "Delivery") for i in range(batch)]
+    judge_ms, encoder_ms = [], []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        judge._score(pairs + [p.swapped() for p in pairs])
+        judge_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        embed_texts(texts)
+        encoder_ms.append((time.perf_counter() - started) * 1000)
+    return statistics.median(judge_ms), statistics.median(encoder_ms)
 
 
 def values_differ(articles: list[ArticleText], now: dt.date) -> set[tuple[str, str]]:
@@ -205,8 +233,8 @@ def score(sets: list[dict], predict) -> dict:
 class MeasuredAuto:
     """`auto` with a real LLM, set by set, as the product's check runs it; counts its calls, tokens and errors."""
 
-    def __init__(self, config: LLMConfig, store: ClaimVectors) -> None:
-        self.config, self.store = config, store
+    def __init__(self, config: LLMConfig, store: ClaimVectors, judge=None) -> None:
+        self.config, self.store, self.judge = config, store, judge
         self.calls = self.tokens = self.sets_asked = 0
         self.errors: Counter = Counter()
         self.dropped: Counter = Counter()
@@ -214,7 +242,7 @@ class MeasuredAuto:
     def __call__(self, item: dict) -> set[tuple[str, str]]:
         try:
             outcome = run_detection(articles=item["articles"], detector="auto", now=item["now"],
-                                    llm_config=self.config, claim_vectors=self.store)
+                                    llm_config=self.config, claim_vectors=self.store, claim_judge=self.judge)
         except LLMError as error:
             self.errors[error.reason] += 1
             self.calls += error.calls
@@ -316,6 +344,7 @@ def main() -> None:
     parser.add_argument("--base-url", help="LLM endpoint for --llm (overrides the detection LLM setting)")
     parser.add_argument("--model", help="LLM model name for --llm (overrides the setting)")
     parser.add_argument("--json-mode", choices=JSON_MODES, help="JSON mode for --llm (overrides the setting)")
+    parser.add_argument("--judge-dir", default=settings.JUDGE_DIR, help="the judge's artefact (default: JUDGE_DIR)")
     args = parser.parse_args()
     llm_config = None
     if not args.llm and (args.base_url or args.model or args.json_mode):
@@ -325,6 +354,23 @@ def main() -> None:
         if llm_config is None:
             parser.error("--llm needs an LLM: set OPENAI_BASE_URL (or DETECTION_LLM_BASE_URL) or pass --base-url")
     store = ClaimVectors(lambda texts: embed_texts(list(texts)))
+    # The rules alone, the judge alone, and the judge with the rules it does not veto, side by side; the
+    # product's mode (JUDGE_MODE) is the one `auto` is derived from.
+    setups = {"rules": None}
+    for mode in ("judge", "judge+rules"):
+        setup = judge_setup(args.judge_dir, mode=mode)
+        if setup is not None:
+            setups[mode] = setup
+    product_mode = settings.JUDGE_MODE if settings.JUDGE_MODE in setups else "rules"
+    confirm_below = JUDGED_CONFIRM_BELOW if product_mode != "rules" else CONFIRM_BELOW
+    if len(setups) == 1:
+        print(f"(no judge artefact at {args.judge_dir}: the rules alone)")
+    else:
+        card = load_card(Path(args.judge_dir))
+        print(f"judge: {card.get('pairs')} corpus pairs; its own validation split ({card.get('validation_pairs')} "
+              f"pairs, businesses unseen in training): " + ", ".join(
+                  f"{label} P {row['precision']:.2f} R {row['recall']:.2f}"
+                  for label, row in card.get("validation", {}).get("all", {}).get("labels", {}).items()))
     loaders = {
         "report": lambda: labelled_sets(BROAD / "report.jsonl"),
         "dev": lambda: labelled_sets(BROAD / "dev.jsonl"),
@@ -334,10 +380,21 @@ def main() -> None:
     }
     figures = []
     cpu_p95 = None
+    cpu_cold_p95 = None
     if not args.no_cpu:
-        cpu = sorted(cpu_per_set(store, limit=40 if args.quick else None))
+        product_setup = setups.get(product_mode)
+        by_cache = cpu_per_set(store, limit=40 if args.quick else None, judge=product_setup)
+        cpu = sorted(by_cache["warm"])
         cpu_p50, cpu_p95 = cpu[len(cpu) // 2], cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))]
-        print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets): p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
+        print(f"detection CPU per 8-article set (warm caches, {len(cpu)} demo sets, claims: {product_mode}): "
+              f"p50 {cpu_p50:.1f} ms, p95 {cpu_p95:.1f} ms")
+        if "judge cold" in by_cache:
+            cold = sorted(by_cache["judge cold"])
+            cpu_cold_p95 = cold[min(len(cold) - 1, int(len(cold) * 0.95))]
+            print(f"  judge cache empty: p50 {cold[len(cold) // 2]:.1f} ms, p95 {cpu_cold_p95:.1f} ms")
+            judge_ms, encoder_ms = judge_vs_encoder_ms(product_setup.judge)
+            print(f"  judge ONNX on 32 statement pairs (64 sequences, both orders): {judge_ms:.1f} ms; "
+                  f"encoder on 32 statements: {encoder_ms:.1f} ms")
         for name, samples in cpu_first_sight(limit=40 if args.quick else None).items():
             samples.sort()
             print(f"  first sight in a worker, claim vectors {name}: p50 {samples[len(samples) // 2]:.1f} ms, "
@@ -351,43 +408,49 @@ def main() -> None:
         findings = {}
         unrelated = {}
 
-        def claims(item):
-            result = detect_claim_conflicts(articles=item["articles"], now=item["now"], vectors=store)
-            findings[item["id"]] = {f.refs: f for f in result.findings}
-            # Pairs auto does not send: about different things, or (agents.excerpts) with no aligned claim left to show
-            # once the claims both state word for word and one template's lines on two products' pages are set aside.
-            by_ref = {a.ref: a for a in item["articles"]}
-            unrelated[item["id"]] = result.unrelated_pairs() | {
-                key for key in item["gold"]
-                if not PairAlignment(by_ref[key[0]], by_ref[key[1]], vectors=store, year=item["now"].year).related}
+        def claims(item, setup=None, record=False):
+            result = detect_claim_conflicts(articles=item["articles"], now=item["now"], vectors=store, judge=setup)
+            if record:
+                findings[item["id"]] = {f.refs: f for f in result.findings}
+                # Pairs auto does not send: about different things (or settled apart by the judge), or
+                # (agents.excerpts) with no aligned claim left to show once the claims both state word for word
+                # and one template's lines on two products' pages are set aside.
+                by_ref = {a.ref: a for a in item["articles"]}
+                unrelated[item["id"]] = result.unrelated_pairs() | {
+                    key for key in item["gold"]
+                    if not PairAlignment(by_ref[key[0]], by_ref[key[1]], vectors=store, year=item["now"].year).related}
             return {f.refs: f.explanation for f in result.findings}
 
-        detector = score(sets, claims)
+        by_mode = {mode: score(sets, lambda item, setup=setup, mode=mode: claims(item, setup, mode == product_mode))
+                   for mode, setup in setups.items()}
+        detector = by_mode[product_mode]
         # What `auto` does with the same findings: those at CONFIRM_BELOW or above reach the queue as they are,
         # the others only once the LLM confirms them. Without an LLM answer they wait (sure findings only); with
         # a confirmer that is always right, the unsure true ones are added (an upper bound, not a measurement).
-        sure = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= CONFIRM_BELOW})
+        sure = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= confirm_below})
         confirmed = score(sets, lambda item: {k for k, f in findings[item["id"]].items()
-                                              if f.confidence >= CONFIRM_BELOW or k in item["gold"]})
+                                              if f.confidence >= confirm_below or k in item["gold"]})
         # And with that LLM judging every pair `auto` sends it (every unsure finding, and every other pair but those
         # settled without a call: about different things, or with no aligned claim left to show): the most `auto` can
         # find, however good the model.
-        judged = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= CONFIRM_BELOW}
+        judged = score(sets, lambda item: {k for k, f in findings[item["id"]].items() if f.confidence >= confirm_below}
                        | {k for k in item["gold"] if k not in unrelated[item["id"]] or k in findings[item["id"]]})
-        measured_auto = MeasuredAuto(llm_config, store) if llm_config is not None else None
+        measured_auto = MeasuredAuto(llm_config, store, setups.get(product_mode)) if llm_config is not None else None
         measured = score(sets, measured_auto) if measured_auto is not None else None
         every = score(sets, lambda item: {pair_key(a.ref, b.ref) for a, b in combinations(item["articles"], 2)})
         naive = score(sets, lambda item: values_differ(item["articles"], item["now"]))
         gold_pairs = sum(len(s["gold"]) for s in sets)
         print(f"\n== {name}: {len(sets)} sets, {gold_pairs} conflicting pairs")
-        arms = [("claims detector", detector), ("flag every pair", every), ("values differ", naive),
-                ("auto, sure only", sure), ("auto, confirmed*", confirmed), ("auto, judged*", judged)]
+        arms = [(f"claims: {mode}" + (" (product)" if mode == product_mode else ""), res)
+                for mode, res in by_mode.items()]
+        arms += [("flag every pair", every), ("values differ", naive),
+                 ("auto, sure only", sure), ("auto, confirmed*", confirmed), ("auto, judged*", judged)]
         for label, res in arms + ([("auto, measured", measured)] if measured is not None else []):
-            print(f"  {label:16s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
+            print(f"  {label:26s} P {res['p']:.2f}  R {res['r']:.2f}  F1 {res['f1']:.2f}"
                   f"   (TP {res['tp']}, FP {res['fp']}, FN {res['fn']})")
         if measured_auto is not None:
             print(f"    ({measured_auto.summary(len(sets))})")
-        print(f"  (auto: findings at confidence >= {CONFIRM_BELOW} reach the queue as they are, the others once the LLM "
+        print(f"  (auto: findings at confidence >= {confirm_below} reach the queue as they are, the others once the LLM "
               "confirms them; *with an LLM that is always right: an upper bound; \"judged\": that LLM also judges every pair "
               "with an aligned claim, as auto sends them)")
         print("  recall by type: " + ", ".join(f"{t} {h}/{n}" for t, (h, n) in detector["by_type"].items()))
@@ -395,13 +458,17 @@ def main() -> None:
             by_business(sets, findings)
         if args.show:
             show_errors(sets, findings, detector["false_alarms"], store, args.show)
-        figures.append((name, detector, measured))
+        figures.append((name, by_mode, sure, measured))
     if cpu_p95 is not None:
         print(f"figure: detection_cpu_p95_ms {cpu_p95:.1f} ms target <= 50")
-    for name, res, measured in figures:
+    if cpu_cold_p95 is not None:
+        print(f"figure: detection_cpu_cold_p95_ms {cpu_cold_p95:.1f} ms target <= 300")
+    for name, by_mode, sure, measured in figures:
         slug = name.replace("-", "_")
         target_p, target_f1 = TARGETS.get(name, (None, None))
-        for arm, figures_of in ((slug, res), (f"{slug}_auto_measured", measured)):
+        arms = [(f"{slug}_{mode.replace('+', '_')}", res) for mode, res in by_mode.items()]
+        arms += [(f"{slug}_auto_sure", sure), (f"{slug}_auto_measured", measured)]
+        for arm, figures_of in arms:
             if figures_of is None:
                 continue
             print(f"figure: {arm}_precision {figures_of['p']:.2f} ratio" + (f" target >= {target_p}" if target_p else ""))

@@ -152,6 +152,14 @@ def test_postgres_stopped_mid_load_gives_503_with_retry_after_and_nothing_half_w
         processes.stop(web)
     server.start()
 
+    stored_ids = {external_id for (external_id,) in rows(socket_dir, "SELECT external_id FROM conflicts_turn")}
+    accepted_ids = {external_id for external_id, status, _, _ in answers if status == 202}
+    # The figures of this fault run (pytest -s prints them).
+    print(f"\nfault figures: turns sent {len(answers)}, accepted {len(accepted_ids)}, "
+          f"503 {sum(1 for a in answers if a[1] == 503)}, other 5xx {sum(1 for a in answers if a[1] >= 500 and a[1] != 503)}, "
+          f"no answer {sum(1 for a in answers if a[1] == 0)}, accepted but lost {len(accepted_ids - stored_ids)}; "
+          f"console pages {len(console)}, 503 {sum(1 for c in console if c[0] == 503)}, "
+          f"500 {sum(1 for c in console if c[0] == 500)}")
     statuses = {status for _, status, _, _ in answers}
     assert statuses <= {202, 503}, [a for a in answers if a[1] not in (202, 503)][:3]
     for _, status, headers, body in answers:
