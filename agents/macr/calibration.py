@@ -125,8 +125,13 @@ def rule_confidence(rule: Rule, *, pair: ConflictPair, winner: str, priors: Prio
         prior, weight = UNMEASURED_PRIOR, UNMEASURED_WEIGHT
         parts = []
     cases, agreed = rule.validated_cases, rule.validated_agreed
+    where = ""
+    if rule.validated_by_standing:
+        # the knowledge base's decisions in the same situation; none there: none count
+        agreed, cases = rule.validated_by_standing.get(situation, (0, 0))
+        where = f" {STANDING_WORDS[situation]}"
     if cases:
-        parts.append(f"agreed with {agreed} of {cases} of this knowledge base's decisions")
+        parts.append(f"agreed with {agreed} of {cases} of this knowledge base's decisions{where}")
     elif not parts:
         parts.append("never validated on any decision")
     value = posterior(agreed=agreed, cases=cases, prior=prior, weight=weight)

@@ -86,6 +86,7 @@ class RuleValidation:
     agreed_keys: tuple[str, ...] = ()  # covered decisions where the rule gave the staff's outcome
     disagreed_keys: tuple[str, ...] = ()  # covered decisions where it did not: counter-examples
     held_out_only: bool = True  # validated on the held-out part (drawn from decisions) or on all of them
+    by_standing: dict = field(default_factory=dict)  # standing -> [agreed, covered], where the rule named a side
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,11 @@ def validate_rule(
 ) -> RuleValidation:
     if not rule.is_executable and judge is None:
         return RuleValidation(rule.id, len(decisions), 0, 0, 0.0, 0.0, False, "textual rule and no LLM judge")
+    from agents.macr.calibration import standing  # calibration imports rules, as this module does
+
     covered = supported = 0
     agreed_keys, disagreed_keys = [], []
+    by_standing: dict[str, list[int]] = {}
     for decision in decisions:
         is_covered, winner = _rule_verdict(rule=rule, decision=decision, judge=judge)
         if is_covered:
@@ -158,11 +162,15 @@ def validate_rule(
             agrees = _agrees(winner, decision.outcome)
             supported += agrees
             (agreed_keys if agrees else disagreed_keys).append(decision.key)
+            if winner is not None:
+                counts = by_standing.setdefault(standing(decision.pair, winner), [0, 0])
+                counts[0] += agrees
+                counts[1] += 1
     coverage = covered / len(decisions) if decisions else 0.0
     support = supported / covered if covered else 0.0
     accepted = bool(decisions) and coverage >= min_coverage and support >= min_support
     return RuleValidation(rule.id, len(decisions), covered, supported, round(coverage, 4), round(support, 4), accepted,
-                          agreed_keys=tuple(agreed_keys), disagreed_keys=tuple(disagreed_keys))
+                          agreed_keys=tuple(agreed_keys), disagreed_keys=tuple(disagreed_keys), by_standing=by_standing)
 
 
 def validate_rules(
@@ -205,7 +213,8 @@ def induce_rules(
                                min_coverage=min_coverage, min_support=min_support, judge=judge)
         validations.append(dataclasses.replace(result, held_out_only=held_out_only))
     active = [
-        rule.with_stats(coverage=result.coverage, support=result.support, cases=result.covered, agreed=result.supported)
+        rule.with_stats(coverage=result.coverage, support=result.support, cases=result.covered, agreed=result.supported,
+                        by_standing=result.by_standing)
         for rule, result in zip(all_candidates, validations)
         if result.accepted
     ]

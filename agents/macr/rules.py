@@ -88,6 +88,8 @@ class Rule:
     support: float | None = None
     validated_cases: int = 0  # covered decisions of that validation (support = validated_agreed / validated_cases)
     validated_agreed: int = 0
+    # the same counts split by the standing of the two sides where the rule named a side (calibration.py)
+    validated_by_standing: Mapping[str, tuple[int, int]] = field(default_factory=dict, compare=False)
     condition_check: PairCheck | None = field(default=None, compare=False, repr=False)
     resolution_pick: PairDecision | None = field(default=None, compare=False, repr=False)
     reason: PairReason | None = field(default=None, compare=False, repr=False)
@@ -126,9 +128,13 @@ class Rule:
             return self.reason(pair, now)
         return self.resolution
 
-    def with_stats(self, *, coverage: float, support: float, cases: int = 0, agreed: int = 0) -> "Rule":
+    def with_stats(
+        self, *, coverage: float, support: float, cases: int = 0, agreed: int = 0,
+        by_standing: Mapping[str, tuple[int, int]] | None = None,
+    ) -> "Rule":
         return dataclasses.replace(
-            self, coverage=coverage, support=support, validated_cases=cases, validated_agreed=agreed
+            self, coverage=coverage, support=support, validated_cases=cases, validated_agreed=agreed,
+            validated_by_standing={k: (int(v[0]), int(v[1])) for k, v in (by_standing or {}).items()},
         )
 
 
