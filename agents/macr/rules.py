@@ -197,7 +197,8 @@ _GENERIC_WORDS = frozenset(
     terms term conditions condition policy policies rules rule regulations guide handbook information info
     effective valid edition version updated update document documents general standard agreement contract
     service services customer customers help support contact january february march april may june july august
-    september october november december""".split()
+    september october november december include includes included including available allowed must should
+    have has had get gets take takes make makes""".split()
 )
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
