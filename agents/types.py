@@ -104,6 +104,8 @@ class Suggestion:
     rules: tuple[str, ...] = ()
     confidence: float = 0.0
     proposed_edit: str | None = None
+    leaning: str | None = None  # "cannot tell" below the threshold: the side the rules leaned to
+    leaning_confidence: float = 0.0
 
     def as_json(self) -> dict:
         return {

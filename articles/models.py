@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -17,7 +18,21 @@ class KnowledgeBase(models.Model):
     description = models.TextField(blank=True, help_text="What the business does; used to disambiguate subjects.")
     # Sources may fetch from private, loopback and link-local addresses only when this is set (an intranet wiki).
     allow_private_fetch = models.BooleanField(default=False)
+    # Suggestions below this calibrated confidence are shown as "cannot tell"; empty: the default chosen on
+    # the dev half of the project's labelled corpus (agents.macr.calibration.default_threshold).
+    suggestion_min_confidence = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(suggestion_min_confidence__isnull=True)
+                | models.Q(suggestion_min_confidence__gte=0.0, suggestion_min_confidence__lte=1.0),
+                name="kb_suggestion_min_confidence_0_1",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

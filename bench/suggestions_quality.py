@@ -1,29 +1,56 @@
-"""Benchmark: MACR suggestions with executable rules only vs the naive "newer updated_at wins" rule.
+"""Benchmark: MACR suggestions (executable rules, calibrated, with abstention) beside the naive "newer wins" anchor.
 
-Runs on ../shared/datasets/kb-conflicts-dev/dev.jsonl (relative to the repository), through the same
-parsing and reasoning code as `manage.py suggest_resolutions`, and prints for both methods, side by side:
-accuracy on pairs whose `correct` is a ref (a side is determinable) and abstention rate on pairs whose
-`correct` is null (the texts and dates cannot tell). No LLM is called.
+For each data set, side by side, through the same parsing and reasoning code as `manage.py suggest_resolutions`:
+accuracy on pairs whose label `correct` is a ref (a side is determinable; "cannot tell" there counts as not
+right) and abstention on pairs whose `correct` is null (the texts and dates cannot tell; any side named there
+is wrong), for
+- the rules alone (no threshold: every side a rule names is shown),
+- the rules with calibrated confidence and the default threshold (what the product shows),
+- the naive anchor: the newer `updated_at` wins, same or missing date → cannot tell.
 
-    .venv/bin/python bench/suggestions_quality.py [--quick] [--dataset PATH] [--show-errors]
+Data sets: `dev` and `report` halves of bench/data/kb-conflicts-broad, and ../shared/datasets/kb-conflicts-dev.
+The report half is held out: its figures are printed, never tuned on. `--write-priors` measures each built-in
+rule's accuracy per situation on the dev half only and picks the default threshold there (the lowest confidence
+at which the dev suggestions are still >= 0.95 precise, a side named on a "cannot tell" pair counting as wrong),
+writing agents/macr/rule_priors.json. No LLM is called.
+
+    .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors]
+    .venv/bin/python bench/suggestions_quality.py --write-priors
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
+import math
 import sys
 import time
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.macr.rules import executable_rules  # noqa: E402
-from agents.macr.sets import parse_set_line, suggest_for_set  # noqa: E402
+from agents.macr.calibration import (  # noqa: E402
+    PRIORS_PATH,
+    TARGET_PRECISION,
+    Priors,
+    builtin_priors,
+    priors_from_json,
+    standing,
+)
+from agents.macr.rules import ConflictPair, executable_rules  # noqa: E402
+from agents.macr.sets import RetrievalSet, parse_set_line, suggest_for_set  # noqa: E402
 from agents.types import ArticleText  # noqa: E402
 
-DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "kb-conflicts-dev" / "dev.jsonl"
+BROAD = REPO / "bench" / "data" / "kb-conflicts-broad"
+DATASETS = {
+    "dev": BROAD / "dev.jsonl",
+    "report": BROAD / "report.jsonl",
+    "kb-dev": REPO.parent / "shared" / "datasets" / "kb-conflicts-dev" / "dev.jsonl",
+}
+TARGET_ACCURACY, TARGET_ABSTENTION = 0.95, 0.90
 
 
 def naive_newer_wins(a: ArticleText, b: ArticleText) -> str | None:
@@ -33,73 +60,184 @@ def naive_newer_wins(a: ArticleText, b: ArticleText) -> str | None:
     return a.ref if a.updated_at > b.updated_at else b.ref
 
 
+@dataclass
+class Tally:
+    determinable: int = 0
+    undeterminable: int = 0
+    right: int = 0
+    abstained_null: int = 0
+    abstained_determinable: int = 0
+
+    def add(self, *, winner: str | None, correct: str | None) -> None:
+        if correct is None:
+            self.undeterminable += 1
+            self.abstained_null += winner is None
+        else:
+            self.determinable += 1
+            self.right += winner == correct
+            self.abstained_determinable += winner is None
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.determinable if self.determinable else 0.0
+
+    @property
+    def abstention(self) -> float:
+        return self.abstained_null / self.undeterminable if self.undeterminable else 0.0
+
+    @property
+    def precision(self) -> float:
+        """Right among the sides named (a side named on a "cannot tell" pair is wrong)."""
+        named = (self.determinable - self.abstained_determinable) + (self.undeterminable - self.abstained_null)
+        return self.right / named if named else 0.0
+
+
+@dataclass
+class Outcome:
+    raw: Tally = field(default_factory=Tally)
+    calibrated: Tally = field(default_factory=Tally)
+    naive: Tally = field(default_factory=Tally)
+    rule_use: dict = field(default_factory=lambda: defaultdict(int))
+    errors: list = field(default_factory=list)
+
+
+def labelled_sets(path: Path, *, quick: bool):
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if quick:
+        lines = lines[::2]  # every other set: same mix of businesses, half the time
+    for number, text in enumerate(lines, start=1):
+        labels = {tuple(sorted(c["refs"])): c.get("correct") for c in json.loads(text).get("conflicts", [])}
+        yield parse_set_line(line=text, line_number=number, today=dt.date.today()), labels
+
+
+def evaluate(path: Path, *, threshold: float, priors: Priors, quick: bool) -> Outcome:
+    outcome, rules = Outcome(), executable_rules()
+    for retrieval_set, labels in labelled_sets(path, quick=quick):
+        raw = suggest_for_set(retrieval_set=retrieval_set, rules=rules, min_confidence=0.0, priors=priors)
+        calibrated = suggest_for_set(retrieval_set=retrieval_set, rules=rules, min_confidence=threshold, priors=priors)
+        for plain, shown in zip(raw, calibrated):
+            correct = labels[plain.refs]
+            a, b = (retrieval_set.articles[ref] for ref in plain.refs)
+            outcome.raw.add(winner=plain.winner, correct=correct)
+            outcome.calibrated.add(winner=shown.winner, correct=correct)
+            outcome.naive.add(winner=naive_newer_wins(a, b), correct=correct)
+            for rule_id in shown.rules if shown.winner else ():
+                outcome.rule_use[rule_id] += 1
+            if shown.winner != correct:
+                kind = "answered where null" if correct is None else f"want {correct}, got {shown.winner}"
+                outcome.errors.append(f"  {retrieval_set.id} {plain.refs} {kind}: {shown.explanation}")
+    return outcome
+
+
+def measure_priors(path: Path) -> dict:
+    """Per built-in rule and standing: [right, decided] on the labelled pairs where it named a side."""
+    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    samples = []  # (rule ids, standing, right) per suggestion with a side
+    empty = Priors(rules={}, threshold=0.0)
+    for retrieval_set, labels in labelled_sets(path, quick=False):
+        for suggestion in suggest_for_set(retrieval_set=retrieval_set, rules=executable_rules(), min_confidence=0.0,
+                                          priors=empty):
+            if suggestion.winner is None:
+                continue
+            pair = _pair(retrieval_set, suggestion.refs)
+            situation = standing(pair, suggestion.winner)
+            right = labels[suggestion.refs] == suggestion.winner
+            for rule_id in suggestion.rules:
+                counts[rule_id][situation][0] += right
+                counts[rule_id][situation][1] += 1
+            samples.append((suggestion.rules, situation, right))
+    rules = {rule_id: dict(by_standing) for rule_id, by_standing in counts.items()}
+    priors = priors_from_json({"rules": rules, "threshold": 0.0})
+    scored = []
+    for rule_ids, situation, right in samples:
+        values = [priors.prior(rule_id, situation).accuracy for rule_id in rule_ids]
+        scored.append((sum(values) / len(values), right))
+    threshold = choose_threshold(scored, target=TARGET_PRECISION)
+    return {
+        "source": "bench/data/kb-conflicts-broad/dev.jsonl (written by bench/suggestions_quality.py --write-priors)",
+        "target_precision": TARGET_PRECISION,
+        "threshold": threshold,
+        "rules": rules,
+    }
+
+
+def choose_threshold(scored: list[tuple[float, bool]], *, target: float) -> float:
+    """The lowest confidence at which the suggestions at or above it are still `target` precise."""
+    by_confidence: dict[float, list[bool]] = defaultdict(list)
+    for confidence, right in scored:
+        by_confidence[round(confidence, 4)].append(right)
+    kept_right = kept = 0
+    threshold = 1.0
+    for confidence in sorted(by_confidence, reverse=True):
+        group = by_confidence[confidence]
+        if (kept_right + sum(group)) / (kept + len(group)) < target:
+            break
+        kept_right, kept, threshold = kept_right + sum(group), kept + len(group), confidence
+    return math.floor(threshold * 1000) / 1000
+
+
+def _pair(retrieval_set: RetrievalSet, refs: tuple[str, str]) -> ConflictPair:
+    return ConflictPair(a=retrieval_set.articles[refs[0]], b=retrieval_set.articles[refs[1]])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--quick", action="store_true", help="accepted for uniformity; the full run takes well under a minute")
+    parser.add_argument("--datasets", default="dev,report,kb-dev", help="comma-separated: dev, report, kb-dev")
+    parser.add_argument("--quick", action="store_true", help="every other retrieval set (well under a minute)")
     parser.add_argument("--show-errors", action="store_true", help="print each wrong or non-abstaining suggestion")
+    parser.add_argument("--threshold", type=float, default=None, help="instead of the default chosen on dev")
+    parser.add_argument("--write-priors", action="store_true",
+                        help=f"measure the built-in rules on the dev half and write {PRIORS_PATH.name}")
     options = parser.parse_args()
-    if not options.dataset.is_file():
-        print(f"dataset not found: {options.dataset}", file=sys.stderr)
+
+    if options.write_priors:
+        data = measure_priors(DATASETS["dev"])
+        PRIORS_PATH.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {PRIORS_PATH.relative_to(REPO)}: threshold {data['threshold']} for precision >= {TARGET_PRECISION}")
+        for rule_id, by_standing in sorted(data["rules"].items()):
+            print(f"  {rule_id}: " + ", ".join(f"{s} {r}/{n}" for s, (r, n) in sorted(by_standing.items())))
+        builtin_priors.cache_clear()
+
+    priors = builtin_priors()
+    threshold = priors.threshold if options.threshold is None else options.threshold
+    names = [name.strip() for name in options.datasets.split(",") if name.strip()]
+    unknown = [name for name in names if name not in DATASETS]
+    if unknown:
+        print(f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}", file=sys.stderr)
         return 2
-
-    rules = executable_rules()
-    counts = {"determinable": 0, "undeterminable": 0, "macr_right": 0, "macr_abstained": 0,
-              "macr_abstained_determinable": 0, "naive_right": 0, "naive_abstained": 0, "suggestions": 0}
-    rule_use: dict[str, int] = {}
-    llm_calls = 0  # executable rules only: no LLM is wired into this path
-    started = time.perf_counter()
-    for line_number, text in enumerate(options.dataset.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
+    figures = []
+    for name in names:
+        path = DATASETS[name]
+        if not path.is_file():
+            print(f"{name}: not found at {path}; skipped", file=sys.stderr)
             continue
-        labels = {tuple(sorted(conflict["refs"])): conflict for conflict in json.loads(text).get("conflicts", [])}
-        retrieval_set = parse_set_line(line=text, line_number=line_number, today=dt.date.today())
-        for suggestion in suggest_for_set(retrieval_set=retrieval_set, rules=rules):
-            counts["suggestions"] += 1
-            for rule_id in suggestion.rules:
-                rule_use[rule_id] = rule_use.get(rule_id, 0) + 1
-            correct = labels[suggestion.refs].get("correct")
-            a, b = (retrieval_set.articles[ref] for ref in suggestion.refs)
-            naive = naive_newer_wins(a, b)
-            if correct is None:
-                counts["undeterminable"] += 1
-                counts["macr_abstained"] += suggestion.winner is None
-                counts["naive_abstained"] += naive is None
-                if options.show_errors and suggestion.winner is not None:
-                    print(f"  answered where null: {retrieval_set.id} {suggestion.refs} -> {suggestion.winner}: {suggestion.explanation}")
-            else:
-                counts["determinable"] += 1
-                counts["macr_right"] += suggestion.winner == correct
-                counts["macr_abstained_determinable"] += suggestion.winner is None
-                counts["naive_right"] += naive == correct
-                if options.show_errors and suggestion.winner != correct:
-                    print(f"  wrong: {retrieval_set.id} {suggestion.refs} want {correct} got {suggestion.winner}: {suggestion.explanation}")
-    elapsed = time.perf_counter() - started
-
-    def ratio(numerator: int, denominator: int) -> float:
-        return numerator / denominator if denominator else 0.0
-
-    macr_accuracy = ratio(counts["macr_right"], counts["determinable"])
-    macr_abstention = ratio(counts["macr_abstained"], counts["undeterminable"])
-    naive_accuracy = ratio(counts["naive_right"], counts["determinable"])
-    naive_abstention = ratio(counts["naive_abstained"], counts["undeterminable"])
-    print(f"dataset: {options.dataset}")
-    print(f"conflicts: {counts['suggestions']} ({counts['determinable']} with a determinable side, "
-          f"{counts['undeterminable']} where the texts cannot tell); {elapsed * 1000:.0f} ms")
-    rows = [
-        ("MACR, executable rules only", macr_accuracy, counts["macr_right"], macr_abstention, counts["macr_abstained"]),
-        ("naive: newer updated_at wins", naive_accuracy, counts["naive_right"], naive_abstention, counts["naive_abstained"]),
-    ]
-    print(f"{'method':<32}{'accuracy (determinable)':>26}{'abstention (null)':>22}")
-    for name, accuracy, right, abstention, abstained in rows:
-        accuracy_cell = f"{accuracy:.3f} ({right}/{counts['determinable']})"
-        abstention_cell = f"{abstention:.3f} ({abstained}/{counts['undeterminable']})"
-        print(f"{name:<32}{accuracy_cell:>26}{abstention_cell:>22}")
-    print(f"MACR abstained on {counts['macr_abstained_determinable']} determinable pairs (counted as not right)")
-    print("deciding rules: " + ", ".join(f"{rule_id} {count}" for rule_id, count in sorted(rule_use.items())))
-    print(f"LLM calls per suggestion: {ratio(llm_calls, counts['suggestions']):.1f}")
-    print(f"figure: macr_accuracy {macr_accuracy:.3f} ratio target >= 0.95")
-    print(f"figure: macr_abstention {macr_abstention:.3f} ratio target >= 0.9")
+        started = time.perf_counter()
+        outcome = evaluate(path, threshold=threshold, priors=priors, quick=options.quick)
+        elapsed = time.perf_counter() - started
+        tally = outcome.calibrated
+        print(f"\n{name}: {path}{' (quick: every other set)' if options.quick else ''}")
+        print(f"conflicts: {tally.determinable + tally.undeterminable} ({tally.determinable} with a determinable side, "
+              f"{tally.undeterminable} where the texts cannot tell); {elapsed * 1000:.0f} ms")
+        print(f"{'method':<44}{'accuracy (determinable)':>26}{'abstention (null)':>20}{'precision':>11}")
+        rows = [
+            ("rules, no threshold", outcome.raw),
+            (f"rules, calibrated, threshold {threshold:.3f}", outcome.calibrated),
+            ("naive: newer updated_at wins", outcome.naive),
+        ]
+        for label, t in rows:
+            accuracy = f"{t.accuracy:.3f} ({t.right}/{t.determinable})"
+            abstention = f"{t.abstention:.3f} ({t.abstained_null}/{t.undeterminable})"
+            print(f"{label:<44}{accuracy:>26}{abstention:>20}{t.precision:>11.3f}")
+        print(f"calibrated: cannot tell on {tally.abstained_determinable} determinable pairs (counted as not right); "
+              "deciding rules: " + ", ".join(f"{r} {n}" for r, n in sorted(outcome.rule_use.items())))
+        if options.show_errors:
+            print("\n".join(outcome.errors))
+        key = name.replace("-", "_")
+        figures.append(f"figure: suggestions_{key}_accuracy {tally.accuracy:.3f} ratio target >= {TARGET_ACCURACY}")
+        figures.append(f"figure: suggestions_{key}_abstention {tally.abstention:.3f} ratio target >= {TARGET_ABSTENTION}")
+    print()
+    print("LLM calls per suggestion: 0.0 (executable rules only)")
+    print("\n".join(figures))
     return 0
 
 

@@ -439,6 +439,13 @@ class ResolutionRule(models.Model):
     priority = models.IntegerField(default=50)
     coverage = models.FloatField(null=True, blank=True)
     support = models.FloatField(null=True, blank=True)
+    # The last validation's counts (support = validated_agreed / validated_cases), split by the standing of
+    # the two sides, and the decisions it was validated on: [{"conflict": id, "agreed": bool}] (counter-examples
+    # are the ones with agreed false).
+    validated_cases = models.PositiveIntegerField(default=0)
+    validated_agreed = models.PositiveIntegerField(default=0)
+    validated_by_standing = models.JSONField(default=dict, blank=True)
+    validated_on = models.JSONField(default=list, blank=True)
     times_applied = models.PositiveIntegerField(default=0)
     rule_base_version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

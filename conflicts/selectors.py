@@ -554,10 +554,24 @@ def conflict_suggestion(*, conflict: Conflict):
     return ResolutionSuggestion.objects.select_related("winner", "edit_article").filter(conflict=conflict).first()
 
 
-def rule_list(*, knowledge_base: KnowledgeBase) -> QuerySet:
-    from conflicts.models import ResolutionRule
+def rule_list(*, knowledge_base: KnowledgeBase) -> list:
+    """The rule rows, each with `validated_decisions` (the conflicts it was last validated on, in this knowledge
+    base, with whether the rule agreed) and `counter_examples` (those it did not)."""
+    from conflicts.models import Conflict, ResolutionRule
 
-    return ResolutionRule.objects.filter(knowledge_base=knowledge_base).order_by("status", "priority", "rule_id")
+    rules = list(ResolutionRule.objects.filter(knowledge_base=knowledge_base).order_by("status", "priority", "rule_id"))
+    ids = {item["conflict"] for rule in rules for item in rule.validated_on if isinstance(item, dict) and "conflict" in item}
+    conflicts = Conflict.objects.filter(knowledge_base=knowledge_base, pk__in=ids).select_related(
+        "article_low", "article_high"
+    ).in_bulk()
+    for rule in rules:
+        rule.validated_decisions = [
+            {"conflict": conflicts[item["conflict"]], "agreed": bool(item.get("agreed"))}
+            for item in rule.validated_on
+            if isinstance(item, dict) and item.get("conflict") in conflicts
+        ]
+        rule.counter_examples = [item for item in rule.validated_decisions if not item["agreed"]]
+    return rules
 
 
 def induction_runs(*, knowledge_base: KnowledgeBase, limit: int = 20) -> list:

@@ -12,9 +12,18 @@ not drawn from:
   staff picked no single side ("both" or "neither").
 
 A rule is accepted when coverage >= min_coverage and support >= min_support (defaults 0.05 / 0.6).
+
+Which decisions a rule is validated on depends on where it came from. A rule drawn from decisions (an
+LLM candidate read from the training part) must be judged on the held-out part only. The executable
+templates and manual rules were drawn from none of the knowledge base's decisions, so every decision
+is held out for them: they are validated on all of them, and a reviewer's decision against one of
+them counts at the very next run instead of landing, by the hash, in a training part that never
+judges it. Each validation keeps the keys of the decisions it agreed and disagreed with, so the rules
+page can show what a rule was validated on and its counter-examples.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Sequence
@@ -41,6 +50,8 @@ class Decision:
     outcome: str  # a ref of a or b | "both" | "neither"
     decided_on: dt.date
     snippets: dict[str, str] = field(default_factory=dict)
+    key: str = ""  # what the caller identifies the decision by (the product: the conflict's id)
+    statement_dates: dict[str, dt.date] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.outcome not in (self.a.ref, self.b.ref, OUTCOME_BOTH, OUTCOME_NEITHER):
@@ -52,7 +63,8 @@ class Decision:
 
     @property
     def pair(self) -> ConflictPair:
-        return ConflictPair(a=self.a, b=self.b, type=self.type, snippets=self.snippets)
+        return ConflictPair(a=self.a, b=self.b, type=self.type, snippets=self.snippets,
+                            statement_dates=self.statement_dates)
 
 
 # Applies a textual rule to one decision's pair (an LLM call); returns the winner or None.
@@ -71,6 +83,10 @@ class RuleValidation:
     support: float
     accepted: bool
     skipped_reason: str = ""  # e.g. a textual rule with no judge to apply it
+    agreed_keys: tuple[str, ...] = ()  # covered decisions where the rule gave the staff's outcome
+    disagreed_keys: tuple[str, ...] = ()  # covered decisions where it did not: counter-examples
+    held_out_only: bool = True  # validated on the held-out part (drawn from decisions) or on all of them
+    by_standing: dict = field(default_factory=dict)  # standing -> [agreed, covered], where the rule named a side
 
 
 @dataclass(frozen=True)
@@ -134,16 +150,27 @@ def validate_rule(
 ) -> RuleValidation:
     if not rule.is_executable and judge is None:
         return RuleValidation(rule.id, len(decisions), 0, 0, 0.0, 0.0, False, "textual rule and no LLM judge")
+    from agents.macr.calibration import standing  # calibration imports rules, as this module does
+
     covered = supported = 0
+    agreed_keys, disagreed_keys = [], []
+    by_standing: dict[str, list[int]] = {}
     for decision in decisions:
         is_covered, winner = _rule_verdict(rule=rule, decision=decision, judge=judge)
         if is_covered:
             covered += 1
-            supported += _agrees(winner, decision.outcome)
+            agrees = _agrees(winner, decision.outcome)
+            supported += agrees
+            (agreed_keys if agrees else disagreed_keys).append(decision.key)
+            if winner is not None:
+                counts = by_standing.setdefault(standing(decision.pair, winner), [0, 0])
+                counts[0] += agrees
+                counts[1] += 1
     coverage = covered / len(decisions) if decisions else 0.0
     support = supported / covered if covered else 0.0
     accepted = bool(decisions) and coverage >= min_coverage and support >= min_support
-    return RuleValidation(rule.id, len(decisions), covered, supported, round(coverage, 4), round(support, 4), accepted)
+    return RuleValidation(rule.id, len(decisions), covered, supported, round(coverage, 4), round(support, 4), accepted,
+                          agreed_keys=tuple(agreed_keys), disagreed_keys=tuple(disagreed_keys), by_standing=by_standing)
 
 
 def validate_rules(
@@ -160,6 +187,11 @@ def validate_rules(
     ]
 
 
+def drawn_from_decisions(rule: Rule) -> bool:
+    """Induced rules came from (training) decisions; executable templates and manual rules from none."""
+    return rule.origin == "induced"
+
+
 def induce_rules(
     *,
     decisions: Sequence[Decision],
@@ -174,11 +206,15 @@ def induce_rules(
     the held-out part, keep the accepted rules with their figures attached."""
     training, validation = split_decisions(decisions=decisions, validation_share=validation_share)
     all_candidates = list(candidates) + (list(generate_candidates(training)) if generate_candidates else [])
-    validations = validate_rules(
-        candidates=all_candidates, decisions=validation, min_coverage=min_coverage, min_support=min_support, judge=judge
-    )
+    validations = []
+    for rule in all_candidates:
+        held_out_only = drawn_from_decisions(rule)
+        result = validate_rule(rule=rule, decisions=validation if held_out_only else decisions,
+                               min_coverage=min_coverage, min_support=min_support, judge=judge)
+        validations.append(dataclasses.replace(result, held_out_only=held_out_only))
     active = [
-        rule.with_stats(coverage=result.coverage, support=result.support)
+        rule.with_stats(coverage=result.coverage, support=result.support, cases=result.covered, agreed=result.supported,
+                        by_standing=result.by_standing)
         for rule, result in zip(all_candidates, validations)
         if result.accepted
     ]

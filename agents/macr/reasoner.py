@@ -7,10 +7,13 @@ Decision procedure (why: a wrong suggestion costs a reviewer more than no sugges
    verdict decides. Lower levels that disagree are overridden (and named in the explanation): a
    specific rule such as "an official document in force beats a newer undated copy" exists exactly
    to overrule the general "newer wins".
-3. Rules at the deciding level that disagree → abstain (winner None). No verdict at all → abstain.
-
-Confidence is the mean validated Support of the rules that decided (0.5 for a rule never validated:
-no evidence either way); 0.0 when abstaining.
+3. Rules at the deciding level that disagree → abstain (winner None). No verdict at all → abstain,
+   saying why in the reviewer's words (both pages dated the same day; no rule covers a terms page
+   against a web page).
+4. Confidence is calibrated (calibration.py): the deciding rules' validated support on the knowledge
+   base's own decisions combined with, for the built-in rules, their measured accuracy on the dev half
+   in this situation. Below `min_confidence` the suggestion is "cannot tell", naming the side the rules
+   lean to and why that is not enough; 0.0 when abstaining.
 """
 from __future__ import annotations
 
@@ -18,10 +21,9 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from itertools import groupby
 
-from agents.macr.rules import ConflictPair, Rule
+from agents.macr.calibration import Priors, rule_confidence
+from agents.macr.rules import MIN_DATE_GAP_DAYS, ConflictPair, Rule, is_official_document
 from agents.types import ArticleText, Suggestion
-
-UNVALIDATED_SUPPORT = 0.5
 
 TextualJudge = Callable[[Rule, ConflictPair, dt.date], "str | None"]
 
@@ -35,14 +37,18 @@ def suggest(
     rules: Sequence[Rule],
     snippets: Mapping[str, str] | None = None,
     textual_judge: TextualJudge | None = None,
+    statement_dates: Mapping[str, dt.date] | None = None,
+    min_confidence: float = 0.0,
+    priors: Priors | None = None,
 ) -> Suggestion:
-    pair = ConflictPair(a=a, b=b, type=conflict_type, snippets=dict(snippets or {}))
+    pair = ConflictPair(a=a, b=b, type=conflict_type, snippets=dict(snippets or {}),
+                        statement_dates=dict(statement_dates or {}))
     verdicts = _verdicts(pair=pair, now=now, rules=rules, textual_judge=textual_judge)
     if not verdicts:
         return Suggestion(
             refs=pair.refs,
             winner=None,
-            explanation="Cannot tell: no active rule applies to this pair.",
+            explanation=f"Cannot tell: {no_rule_reason(pair)}.",
             rules=(),
             confidence=0.0,
         )
@@ -67,7 +73,22 @@ def suggest(
 
     winner = winners.pop()
     loser = pair.b if winner == pair.a.ref else pair.a
-    lines = [f"{winner} is more likely right than {loser.ref}."]
+    confidences = [rule_confidence(rule, pair=pair, winner=winner, priors=priors) for rule, _ in deciding]
+    confidence = round(sum(c.raw for c in confidences) / len(confidences), 4)
+    evidence = "; ".join(f"{rule.id}: {c.evidence}" for (rule, _), c in zip(deciding, confidences))
+    if confidence < min_confidence:
+        reasons = " ".join(f"Rule {rule.id}: {rule.because(pair, now)}." for rule, _ in deciding)
+        return Suggestion(
+            refs=pair.refs,
+            winner=None,
+            explanation=(f"Cannot tell: the rules lean to {winner}, but only at confidence {confidence:.2f}, below "
+                         f"this knowledge base's threshold {min_confidence:.2f} ({evidence}). {reasons}"),
+            rules=used_ids,
+            confidence=0.0,
+            leaning=winner,
+            leaning_confidence=confidence,
+        )
+    lines = [f"{winner} is more likely right than {loser.ref} (confidence {confidence:.2f}: {evidence})."]
     lines += [f"Rule {rule.id}: {rule.because(pair, now)}." for rule, _ in deciding]
     agreeing = [rule.id for rule, picked in lower if picked == winner]
     overridden = [f"{rule.id} (would pick {picked})" for rule, picked in lower if picked != winner]
@@ -83,9 +104,36 @@ def suggest(
         winner=winner,
         explanation=" ".join(lines),
         rules=used_ids,
-        confidence=_confidence([rule for rule, _ in deciding]),
+        confidence=confidence,
         proposed_edit=edit,
     )
+
+
+def _kind(article: ArticleText) -> str:
+    if article.source == "pdf":
+        return "an official PDF"
+    if is_official_document(article):
+        return "a terms or policy page"
+    return {"faq": "an FAQ answer", "web": "a web page", "manual": "a help guide"}.get(article.source, "a page")
+
+
+def no_rule_reason(pair: ConflictPair) -> str:
+    """Why no rule could pick a side, in the reviewer's words."""
+    date_a, date_b = pair.statement_date(pair.a), pair.statement_date(pair.b)
+    if date_a is None or date_b is None:
+        missing = ", ".join(article.ref for article, date in ((pair.a, date_a), (pair.b, date_b)) if date is None)
+        dates = f"no date is known for {missing}"
+    elif date_a == date_b:
+        dates = f"both statements are dated {date_a.isoformat()}"
+    elif abs((date_a - date_b).days) < MIN_DATE_GAP_DAYS:
+        dates = (f"the statements are dated only {abs((date_a - date_b).days)} days apart ({date_a.isoformat()} and "
+                 f"{date_b.isoformat()}), too close to say which was meant last")
+    else:
+        dates = f"the dates ({date_a.isoformat()} and {date_b.isoformat()}) are not a reason on their own here"
+    kinds = sorted({_kind(pair.a), _kind(pair.b)})
+    standing = (f"no rule covers {kinds[0]} against {kinds[1]}" if len(kinds) == 2
+                else f"both are {kinds[0].split(' ', 1)[1]}s, with no authority between them")
+    return f"{dates}; {standing}"
 
 
 def proposed_edit(*, loser: ArticleText, winner_ref: str, snippets: Mapping[str, str]) -> str | None:
@@ -118,7 +166,3 @@ def _verdicts(
             verdicts.append((rule, winner))
     return verdicts
 
-
-def _confidence(rules: Sequence[Rule]) -> float:
-    supports = [rule.support if rule.support is not None else UNVALIDATED_SUPPORT for rule in rules]
-    return round(sum(supports) / len(supports), 4)

@@ -46,6 +46,10 @@ class ConflictPair:
     b: ArticleText
     type: str = "other"
     snippets: Mapping[str, str] = field(default_factory=dict)
+    # When each side's conflicting statement was written, where the article's history tells (the first
+    # version of the unbroken run that carries the sentence); a page edited since for another reason
+    # keeps its statement's older date. Sides missing here fall back to the page's `updated_at`.
+    statement_dates: Mapping[str, dt.date] = field(default_factory=dict)
 
     @property
     def refs(self) -> tuple[str, str]:
@@ -57,6 +61,10 @@ class ConflictPair:
 
     def other(self, article: ArticleText) -> ArticleText:
         return self.b if article.ref == self.a.ref else self.a
+
+    def statement_date(self, article: ArticleText) -> dt.date | None:
+        """The date the side's conflicting statement holds from, as far as the data tells."""
+        return self.statement_dates.get(article.ref) or article.updated_at
 
 
 PairCheck = Callable[[ConflictPair, dt.date], bool]
@@ -78,6 +86,10 @@ class Rule:
     priority: int = 50
     coverage: float | None = None  # from the Observer's last validation, when there was one
     support: float | None = None
+    validated_cases: int = 0  # covered decisions of that validation (support = validated_agreed / validated_cases)
+    validated_agreed: int = 0
+    # the same counts split by the standing of the two sides where the rule named a side (calibration.py)
+    validated_by_standing: Mapping[str, tuple[int, int]] = field(default_factory=dict, compare=False)
     condition_check: PairCheck | None = field(default=None, compare=False, repr=False)
     resolution_pick: PairDecision | None = field(default=None, compare=False, repr=False)
     reason: PairReason | None = field(default=None, compare=False, repr=False)
@@ -116,8 +128,14 @@ class Rule:
             return self.reason(pair, now)
         return self.resolution
 
-    def with_stats(self, *, coverage: float, support: float) -> "Rule":
-        return dataclasses.replace(self, coverage=coverage, support=support)
+    def with_stats(
+        self, *, coverage: float, support: float, cases: int = 0, agreed: int = 0,
+        by_standing: Mapping[str, tuple[int, int]] | None = None,
+    ) -> "Rule":
+        return dataclasses.replace(
+            self, coverage=coverage, support=support, validated_cases=cases, validated_agreed=agreed,
+            validated_by_standing={k: (int(v[0]), int(v[1])) for k, v in (by_standing or {}).items()},
+        )
 
 
 # --- facts about one article that the rules share --------------------------------------------
@@ -158,6 +176,46 @@ def announces_only_future_change(article: ArticleText, now: dt.date) -> bool:
 
 def _fmt(date: dt.date | None) -> str:
     return date.isoformat() if date else "no date"
+
+
+# Two statements written within this many days of each other are "the same date" for the date rules:
+# pages edited in one session or one week cannot be ordered by which is current. Chosen on the dev half
+# of kb-conflicts-broad (7 and 14 days give the same figures there; a month starts costing right answers).
+MIN_DATE_GAP_DAYS = 14
+
+
+def real_date_gap(first: dt.date | None, second: dt.date | None) -> bool:
+    """Both dates known and at least MIN_DATE_GAP_DAYS apart."""
+    return first is not None and second is not None and abs((first - second).days) >= MIN_DATE_GAP_DAYS
+
+
+# Words that say what kind of document a title is, not what it is about.
+_GENERIC_WORDS = frozenset(
+    """a an and are as at be by can do does for from how i if in is it its of on or our the to we what when where
+    which who why will with you your my me us not no yes any all new now more about after before this that these
+    those there their they them than then also only just per each every page pages faq faqs questions question
+    terms term conditions condition policy policies rules rule regulations guide handbook information info
+    effective valid edition version updated update document documents general standard agreement contract
+    service services customer customers help support contact january february march april may june july august
+    september october november december include includes included including available allowed must should
+    have has had get gets take takes make makes""".split()
+)
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+
+
+def _subject_words(text: str) -> set[str]:
+    words = {word.lower() for word in _WORD.findall(text)}
+    # a crude stem so "fares" meets "fare" and "pets" meets "pet"
+    return {word[:-1] if word.endswith("s") and len(word) > 4 else word for word in words} - _GENERIC_WORDS
+
+
+def same_subject(pair: ConflictPair) -> bool:
+    """Do the two sides speak of one subject? Their conflicting statements share a content word when
+    both are known; otherwise their titles do (a fee list and a printing page are not one subject)."""
+    a_text, b_text = pair.snippets.get(pair.a.ref), pair.snippets.get(pair.b.ref)
+    if a_text and b_text:
+        return bool(_subject_words(a_text) & _subject_words(b_text))
+    return bool(_subject_words(pair.a.title) & _subject_words(pair.b.title))
 
 
 # --- explicit-past-statement-loses ----------------------------------------------------------
@@ -233,7 +291,11 @@ def _future_reason(pair: ConflictPair, now: dt.date) -> str:
 
 def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
     """The side that is an official document in force from an explicit date, while the other side is
-    a newer non-official page that gives no date of its own; None when the situation is not that."""
+    a newer non-official page on the same subject that gives no date of its own; None when the
+    situation is not that (two official documents, two pages, or an official text and a page about
+    something else carry no authority between them)."""
+    if not same_subject(pair):
+        return None
     candidates = []
     for official in pair.articles:
         page = pair.other(official)
@@ -243,7 +305,8 @@ def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
             continue
         if explicit_effective_date(page, now) is not None:
             continue
-        if official.updated_at is None or page.updated_at is None or page.updated_at <= official.updated_at:
+        official_date, page_date = pair.statement_date(official), pair.statement_date(page)
+        if official_date is None or page_date is None or page_date <= official_date:
             continue
         candidates.append(official)
     return candidates[0] if len(candidates) == 1 else None
@@ -261,7 +324,7 @@ def _official_resolve(pair: ConflictPair, now: dt.date) -> str | None:
 def _official_reason(pair: ConflictPair, now: dt.date) -> str:
     official = _official_in_force(pair, now)
     if official is None:
-        return "no official document with an explicit effective date faces a newer undated page"
+        return "no official document with an explicit effective date faces a newer undated page on the same subject"
     page = pair.other(official)
     return (
         f"{official.ref} (\"{official.title}\") is an official document in force since "
@@ -290,7 +353,7 @@ def _reference_dates(pair: ConflictPair, now: dt.date) -> tuple[dt.date | None, 
             return updated
         return max(explicit, updated) if updated is not None else explicit
 
-    return one_sided(explicit_a, pair.a.updated_at), one_sided(explicit_b, pair.b.updated_at)
+    return one_sided(explicit_a, pair.statement_date(pair.a)), one_sided(explicit_b, pair.statement_date(pair.b))
 
 
 def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
@@ -301,6 +364,8 @@ def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
     if any(announces_only_future_change(article, now) for article in pair.articles):
         return None  # one side may describe a change not yet in force: dates cannot settle it
     date_a, date_b = _reference_dates(pair, now)
+    # A date the text states is a real date of the statement: any difference counts (the page-date
+    # rule below needs a gap, since a page's date may only say when someone last touched it).
     if date_a is None or date_b is None or date_a == date_b:
         return None
     return pair.a.ref if date_a > date_b else pair.b.ref
@@ -313,15 +378,15 @@ def _effective_reason(pair: ConflictPair, now: dt.date) -> str:
         if explicit is not None:
             parts.append(f"{article.ref} is in force from {_fmt(explicit)} (stated in its text)")
         else:
-            parts.append(f"{article.ref} states no effective date (updated {_fmt(article.updated_at)})")
+            parts.append(f"{article.ref} states no effective date (statement dated {_fmt(pair.statement_date(article))})")
     return "; ".join(parts)
 
 
 # --- newer-content-date-wins ------------------------------------------------------------------
 
 def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
-    if pair.a.updated_at is None or pair.b.updated_at is None or pair.a.updated_at == pair.b.updated_at:
-        return False
+    if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
+        return False  # same date or nearly, or a date missing: recency says nothing
     # A newer page announcing a change for later is newer, but not more current: no verdict.
     return not any(announces_only_future_change(article, now) for article in pair.articles)
 
@@ -329,11 +394,18 @@ def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
 def _newer_resolve(pair: ConflictPair, now: dt.date) -> str | None:
     if not _newer_applies(pair, now):
         return None
-    return pair.a.ref if pair.a.updated_at > pair.b.updated_at else pair.b.ref
+    return pair.a.ref if pair.statement_date(pair.a) > pair.statement_date(pair.b) else pair.b.ref
+
+
+def _dated(pair: ConflictPair, article: ArticleText) -> str:
+    statement = pair.statement_date(article)
+    if pair.statement_dates.get(article.ref) and statement != article.updated_at:
+        return f"{article.ref}'s statement written {_fmt(statement)} (page updated {_fmt(article.updated_at)})"
+    return f"{article.ref} updated {_fmt(statement)}"
 
 
 def _newer_reason(pair: ConflictPair, now: dt.date) -> str:
-    return f"{pair.a.ref} updated {_fmt(pair.a.updated_at)}, {pair.b.ref} updated {_fmt(pair.b.updated_at)}"
+    return f"{_dated(pair, pair.a)}, {_dated(pair, pair.b)}"
 
 
 EXPLICIT_PAST_STATEMENT_LOSES = Rule(
@@ -363,7 +435,7 @@ OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE = Rule(
     id="official-effective-beats-newer-page",
     type=ANY_TYPE,
     condition="one side is an official document (a PDF, or titled policy/terms) in force from an explicit "
-    "effective date, the other a newer web/faq page that gives no effective date",
+    "effective date, the other a newer unofficial web/faq page on the same subject that gives no effective date",
     resolution="the official document wins; the newer page is likely a careless copy of old values",
     priority=20,
     condition_check=_official_applies,
@@ -387,9 +459,10 @@ EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
 NEWER_CONTENT_DATE_WINS = Rule(
     id="newer-content-date-wins",
     type=ANY_TYPE,
-    condition="both sides have an update date, the dates differ, and neither side only announces a change "
-    "that is not in force yet",
-    resolution="the more recently updated article wins",
+    condition="the two conflicting statements were written at least two weeks apart (the statement's own date "
+    "where the article's history tells, else the page's), and neither side only announces a change that is not "
+    "in force yet",
+    resolution="the more recently written statement wins",
     priority=40,
     condition_check=_newer_applies,
     resolution_pick=_newer_resolve,

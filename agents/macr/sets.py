@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.macr.calibration import Priors, default_threshold
 from agents.macr.reasoner import suggest
 from agents.macr.rules import Rule
 from agents.types import ArticleText, Suggestion, pair_key
@@ -126,7 +127,13 @@ def parse_set_line(*, line: str, line_number: int, today: dt.date) -> RetrievalS
     return RetrievalSet(id=set_id, now=now, articles=articles, conflicts=conflicts)
 
 
-def suggest_for_set(*, retrieval_set: RetrievalSet, rules: Sequence[Rule]) -> list[Suggestion]:
+def suggest_for_set(
+    *, retrieval_set: RetrievalSet, rules: Sequence[Rule], min_confidence: float | None = None,
+    priors: Priors | None = None,
+) -> list[Suggestion]:
+    """One suggestion per listed conflict; below `min_confidence` (default: the threshold chosen on the dev
+    half) the suggestion is "cannot tell"."""
+    min_confidence = default_threshold() if min_confidence is None else min_confidence
     return [
         suggest(
             a=retrieval_set.articles[request.refs[0]],
@@ -135,6 +142,8 @@ def suggest_for_set(*, retrieval_set: RetrievalSet, rules: Sequence[Rule]) -> li
             now=retrieval_set.now,
             rules=rules,
             snippets=request.snippets,
+            min_confidence=min_confidence,
+            priors=priors,
         )
         for request in retrieval_set.conflicts
     ]

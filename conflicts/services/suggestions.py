@@ -5,6 +5,7 @@ persists what comes back, and keeps each knowledge base's rule base and its figu
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from agents.llm import LLMError
 from agents.configuration import llm_config_for
+from agents.macr.calibration import default_threshold
 from agents.macr.induction import induce_with_llm
 from agents.macr.observer import OUTCOME_BOTH, OUTCOME_NEITHER, Decision, induce_rules
 from agents.macr.pipeline import suggest_for_conflict
@@ -84,7 +86,28 @@ def _textual_rule(row: ResolutionRule) -> Rule:
     return Rule(
         id=row.rule_id, type=row.type, condition=row.condition, resolution=row.resolution, origin=row.origin,
         kind="textual", priority=row.priority, coverage=row.coverage, support=row.support,
+        validated_cases=row.validated_cases, validated_agreed=row.validated_agreed,
     )
+
+
+def suggestion_threshold(*, knowledge_base: KnowledgeBase) -> float:
+    """Below this calibrated confidence a suggestion is "cannot tell" (the KB's own, or the dev default)."""
+    own = knowledge_base.suggestion_min_confidence
+    return default_threshold() if own is None else own
+
+
+def _statement_date(article: Article, snippet: str):
+    """When the conflicting sentence was written: the first version of the newest unbroken run of versions
+    that carries it (a later edit elsewhere on the page does not date it); None when it is not found."""
+    snippet = " ".join(snippet.split())
+    if not snippet:
+        return None
+    date = None
+    for version in article.versions.order_by("-number").only("body", "updated_at"):
+        if snippet not in " ".join(version.body.split()):
+            break
+        date = version.updated_at or date
+    return date
 
 
 def active_rules(*, knowledge_base: KnowledgeBase, textual: bool = False) -> tuple[list[Rule], int]:
@@ -102,7 +125,8 @@ def active_rules(*, knowledge_base: KnowledgeBase, textual: bool = False) -> tup
         if row is None:
             continue
         if row.coverage is not None and row.support is not None:
-            rule = rule.with_stats(coverage=row.coverage, support=row.support)
+            rule = rule.with_stats(coverage=row.coverage, support=row.support, cases=row.validated_cases,
+                                   agreed=row.validated_agreed, by_standing=row.validated_by_standing)
         rules.append(rule)
     if textual:
         rules += [_textual_rule(row) for row in rows if row.kind == RuleKind.TEXTUAL]
@@ -190,6 +214,12 @@ def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) ->
     low, high = conflict.article_low, conflict.article_high
     a, b = _article_text(low, low.current_version), _article_text(high, high.current_version)
     rules, version = active_rules(knowledge_base=conflict.knowledge_base)
+    threshold = suggestion_threshold(knowledge_base=conflict.knowledge_base)
+    statement_dates = {
+        article.external_ref: date
+        for article, snippet in ((low, conflict.snippet_low), (high, conflict.snippet_high))
+        if (date := _statement_date(article, snippet)) is not None
+    }
     result: Suggestion | None = suggest(
         a=a,
         b=b,
@@ -197,9 +227,12 @@ def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) ->
         now=timezone.localdate(),
         rules=rules,
         snippets={low.external_ref: conflict.snippet_low, high.external_ref: conflict.snippet_high},
+        statement_dates=statement_dates,
+        min_confidence=threshold,
     )
     llm_calls, failure, feedback = 0, "", {}
-    config = llm_config_for("suggestions") if result.winner is None else None
+    # The LLM path is for pairs no rule covers; rules that cover it but are not sure enough stay "cannot tell".
+    config = llm_config_for("suggestions") if result.winner is None and result.leaning is None else None
     if config is not None:
         rules, _ = active_rules(knowledge_base=conflict.knowledge_base, textual=True)
         try:
@@ -209,7 +242,7 @@ def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) ->
             failure = f"LLM {exc}"
         if macr is not None:
             llm_calls, failure = macr.llm_calls, macr.failure or ""
-            result = macr.suggestion
+            result = _below_threshold_cannot_tell(macr.suggestion, threshold)
             if macr.feedback:
                 case = macr.feedback[0]
                 feedback = {
@@ -222,6 +255,18 @@ def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) ->
     return _suggestion_store(
         conflict=conflict, result=None if failure else result, failure=failure, llm_calls=llm_calls,
         feedback=feedback, rules=rules, rule_base_version=version, job=job,
+    )
+
+
+def _below_threshold_cannot_tell(result: Suggestion | None, threshold: float) -> Suggestion | None:
+    """Nothing is shown below the threshold: a provisional LLM judgment (capped at 0.5) becomes "cannot tell"."""
+    if result is None or result.winner is None or result.confidence >= threshold:
+        return result
+    return dataclasses.replace(
+        result, winner=None, confidence=0.0, proposed_edit=None, leaning=result.winner,
+        leaning_confidence=result.confidence,
+        explanation=(f"Cannot tell: the model leans to {result.winner}, but only at confidence {result.confidence:.2f}, "
+                     f"below this knowledge base's threshold {threshold:.2f}. {result.explanation}"),
     )
 
 
@@ -327,6 +372,7 @@ def staff_decisions(*, knowledge_base: KnowledgeBase) -> list[Decision]:
                 type=conflict.type,
                 outcome=_outcome(conflict),
                 decided_on=timezone.localdate(conflict.reviewed_at) if conflict.reviewed_at else timezone.localdate(),
+                key=str(conflict.pk),
                 snippets={
                     conflict.article_low.external_ref: conflict.snippet_low,
                     conflict.article_high.external_ref: conflict.snippet_high,
@@ -404,7 +450,15 @@ def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> Inductio
             ResolutionRule.objects.filter(knowledge_base=knowledge_base).aggregate(v=Max("rule_base_version"))["v"] or 0
         ) + 1
         for rule, validation in zip(result.candidates, result.validations):
+            validated_on = [{"conflict": int(key), "agreed": True} for key in validation.agreed_keys if key] + [
+                {"conflict": int(key), "agreed": False} for key in validation.disagreed_keys if key
+            ]
+            counts = {
+                "validated_cases": validation.covered, "validated_agreed": validation.supported,
+                "validated_by_standing": validation.by_standing, "validated_on": validated_on,
+            }
             updated = ResolutionRule.objects.filter(knowledge_base=knowledge_base, rule_id=validation.rule_id).update(
+                **counts,
                 coverage=validation.coverage,
                 support=validation.support,
                 status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.RETIRED,
@@ -417,7 +471,7 @@ def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> Inductio
                     resolution=rule.resolution, origin=RuleOrigin.INDUCED, kind=RuleKind.TEXTUAL,
                     status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.CANDIDATE,
                     priority=rule.priority, coverage=validation.coverage, support=validation.support,
-                    rule_base_version=version,
+                    rule_base_version=version, **counts,
                 )
         run.training, run.validation = len(result.training), len(result.validation)
         run.candidates = len(result.validations)
@@ -425,6 +479,7 @@ def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> Inductio
         run.rule_base_version = version
         run.figures = [
             {"id": v.rule_id, "coverage": v.coverage, "support": v.support, "covered": v.covered,
+             "agreed": v.supported, "held_out_only": v.held_out_only,
              "cases": v.cases, "accepted": v.accepted, "skipped": v.skipped_reason}
             for v in result.validations
         ]

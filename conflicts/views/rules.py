@@ -10,7 +10,7 @@ from articles.models import Role
 from conflicts import selectors
 from conflicts.models import ResolutionRule
 from conflicts.permissions import allows, kb_view
-from conflicts.services.suggestions import rule_induction_enqueue, rule_set_enabled
+from conflicts.services.suggestions import rule_induction_enqueue, rule_set_enabled, suggestion_threshold
 from conflicts.views.common import get_in_kb_or_404, render_page
 
 
@@ -22,6 +22,7 @@ def rule_list(request):
         "runs": selectors.induction_runs(knowledge_base=request.kb),
         "can_manage": allows(request, Role.OPS),
         "llm_configured": llm_config_for("suggestions") is not None,
+        "threshold": suggestion_threshold(knowledge_base=request.kb),
     }
     return render_page(request, "conflicts/rules.html", context, partial="rules-table")
 

@@ -22,6 +22,14 @@ def test_official_pdf_with_effective_date_beats_a_newer_careless_copy(kb):
     web = make_article(kb, "web-fares", "A single adult ticket costs €18.", title="Fares",
                        source="web", updated_at=dt.date(2026, 6, 1), index=False)
     conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
+    # Never validated on this knowledge base's decisions, and rarely right on the dev half: at the default
+    # threshold the rule's side is not shown, only leaned to.
+    suggestion = suggestion_compute(conflict_id=conflict.pk)
+    assert suggestion.status == SuggestionStatus.ABSTAINED
+    assert suggestion.explanation.startswith("Cannot tell: the rules lean to pdf-fares")
+    # A knowledge base that wants every rule's side shown lowers its threshold.
+    kb.suggestion_min_confidence = 0.0
+    kb.save(update_fields=["suggestion_min_confidence"])
     suggestion = suggestion_compute(conflict_id=conflict.pk)
     assert suggestion.status == SuggestionStatus.SUGGESTED
     assert suggestion.winner_id == pdf.pk

@@ -25,6 +25,8 @@ def suggested(kb):
     web = make_article(kb, "web-fares", "A single adult ticket costs €18. <script>alert(1)</script>", title="Fares",
                        source="web", updated_at=dt.date(2026, 6, 1), index=False)
     conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
+    kb.suggestion_min_confidence = 0.0  # this knowledge base shows every rule's side (the default would not)
+    kb.save(update_fields=["suggestion_min_confidence"])
     suggestion_compute(conflict_id=conflict.pk)
     return conflict, pdf, web
 

@@ -6,6 +6,8 @@ from articles.demo import DEMO_SLUG, demo_questions
 from articles.models import KnowledgeBase
 from conflicts.models import Conflict, ConflictStatus, DetectionOutcome, DetectionRun, Turn
 from conflicts.services import answer_question
+from conflicts.services.demo_history import demo_history_load
+from conflicts.services.suggestions import rule_induction_run
 
 
 class Command(BaseCommand):
@@ -22,6 +24,13 @@ class Command(BaseCommand):
         if options["if_new"] and Turn.objects.filter(knowledge_base=kb, external_id__startswith="demo-").exists():
             self.stdout.write("The demo questions were replayed before; nothing to do.")
             return
+        # The review history first, and the Observer over it, so the replayed conflicts' suggestions cite
+        # rules validated on this business's own decisions.
+        created = demo_history_load(knowledge_base=kb)
+        if created:
+            run = rule_induction_run(knowledge_base=kb)
+            self.stdout.write(f"{created} past decisions loaded; induction: {run.get_status_display()}, "
+                              f"{run.accepted} of {run.candidates} rules validated {run.reason}".rstrip())
         questions = demo_questions()[: options["limit"] or None]
         for item in questions:
             answer_question(knowledge_base=kb, question=item["question"], external_id=f"demo-{item['id']}")

@@ -76,7 +76,9 @@ def test_an_executable_rule_decides_and_the_edit_replaces_the_losing_sentence(sc
     assert "official-effective-beats-newer-page" in suggestion.rules
     assert "Rules used: official-effective-beats-newer-page" in suggestion.explanation
     assert suggestion.proposed_edit == "New evening sailing at 21:00! Adult single €29"
-    assert suggestion.confidence == 0.5  # a rule never validated: no evidence either way
+    # measured once on dev (wrongly) and never validated here: well below the default threshold, which the
+    # product applies to what it shows
+    assert 0.0 < suggestion.confidence < 0.5
     assert result.answer == "€29" and result.feedback == []
     assert result.llm_calls == 4  # 2 source answers + 1 comparison + 1 synthesis; executable rules cost nothing
     synthesis_prompt = message_text(scripted_llm.requests[-1], "user")

@@ -78,8 +78,11 @@ def test_official_document_is_a_pdf_or_a_policy_or_terms_page():
     assert not is_official_document(CARELESS_PAGE)
 
 
+TRAP_SNIPPETS = {"island-page": "An adult single costs €25.", "fares-pdf": "Adult single €29, child €14."}
+
+
 def test_trap_official_pdf_with_effective_date_beats_newer_careless_copy():
-    pair = ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price")
+    pair = ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price", snippets=TRAP_SNIPPETS)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "fares-pdf"
     # the general rules alone would fall for it: that is why the authority rule ranks above them
@@ -114,7 +117,8 @@ def test_official_rule_skips_a_document_whose_own_validity_has_ended():
     # ... while a past "until" before the effective date only describes the old state
     repriced = article("fares-pdf", "Adult €29 (was €25 until 31 March 2026).", title="Fare Table (valid from 1 April 2026)",
                        updated=dt.date(2026, 3, 15), source="pdf")
-    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(ConflictPair(a=CARELESS_PAGE, b=repriced), NOW) == "fares-pdf"
+    pair = ConflictPair(a=CARELESS_PAGE, b=repriced, snippets=TRAP_SNIPPETS)
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "fares-pdf"
 
 
 def test_explicit_effective_date_beats_a_bare_newer_updated_date():
@@ -124,7 +128,8 @@ def test_explicit_effective_date_beats_a_bare_newer_updated_date():
     pair = ConflictPair(a=faq, b=policy, type="price")
     assert EXPLICIT_EFFECTIVE_DATE_WINS.applies(pair, NOW)
     assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "policy"
-    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "faq"
+    # five days between two page dates is no real date difference: the page-date rule keeps quiet
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) is None
 
 
 def test_explicit_effective_date_most_recent_in_force_wins():
