@@ -113,10 +113,9 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
     started, done = time.monotonic(), 0
     model.train()
     for epoch in range(settings.epochs):
-        order_rng.shuffle(examples)
         total = 0.0
-        for start in range(0, len(examples), settings.batch_size):
-            batch = examples[start:start + settings.batch_size]
+        for number, batch in enumerate(_length_buckets(examples, settings.batch_size, order_rng)):
+            start = number * settings.batch_size
             encoded = tokenizer([judge_input(p.text_a, p.heading_a) for p, _ in batch],
                                 [judge_input(p.text_b, p.heading_b) for p, _ in batch],
                                 truncation=True, max_length=settings.max_tokens, padding=True, return_tensors="pt")
@@ -176,6 +175,22 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
     shutil.rmtree(out_dir, ignore_errors=True)
     work.rename(out_dir)
     return card
+
+
+def _length_buckets(examples: list, batch_size: int, rng: random.Random, *, window: int = 50) -> list[list]:
+    """Batches of similar length (less padding: about twice the pairs a second on CPU), still shuffled: the
+    examples are shuffled, sorted by length within windows of `window` batches, cut into batches, and the
+    batches shuffled again."""
+    examples = list(examples)
+    rng.shuffle(examples)
+    batches = []
+    span = batch_size * window
+    for start in range(0, len(examples), span):
+        chunk = sorted(examples[start:start + span], key=lambda e: len(e[0].text_a) + len(e[0].text_b)
+                       + len(e[0].heading_a) + len(e[0].heading_b))
+        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
 
 
 def _export(model, path: Path) -> None:
