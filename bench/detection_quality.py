@@ -357,7 +357,7 @@ def main() -> None:
     # The rules alone, the judge alone, and the judge with the rules it does not veto, side by side; the
     # product's mode (JUDGE_MODE) is the one `auto` is derived from.
     setups = {"rules": None}
-    for mode in ("judge", "judge+rules"):
+    for mode in ("veto", "judge", "judge+rules"):
         setup = judge_setup(args.judge_dir, mode=mode)
         if setup is not None:
             setups[mode] = setup

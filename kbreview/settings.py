@@ -345,11 +345,12 @@ if EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
     raise ImproperlyConfigured(f"EMBEDDING_BACKEND={EMBEDDING_BACKEND!r}: use one of {', '.join(EMBEDDING_BACKENDS)}")
 EMBEDDING_ONNX_DIR = env.str("EMBEDDING_ONNX_DIR", default=str(BASE_DIR / "var" / "models"))
 # The contradiction judge's artefact (manage.py train_judge; shipped in the repository) and how the claim
-# detector uses it: judge (it decides), judge+rules (rule findings it does not veto count too) or rules (off).
+# detector uses it: rules (off), veto (rule findings it does not call apart; it settles pairs it calls apart),
+# judge (it decides) or judge+rules (its findings and the rule findings it does not veto).
 JUDGE_DIR = env.str("JUDGE_DIR", default=str(BASE_DIR / "agents" / "judge_artefact"))
 JUDGE_MODE = env.str("JUDGE_MODE", default="judge+rules")
-if JUDGE_MODE not in ("rules", "judge", "judge+rules"):
-    raise ImproperlyConfigured(f"JUDGE_MODE={JUDGE_MODE!r}: use judge, judge+rules or rules")
+if JUDGE_MODE not in ("rules", "veto", "judge", "judge+rules"):
+    raise ImproperlyConfigured(f"JUDGE_MODE={JUDGE_MODE!r}: use rules, veto, judge or judge+rules")
 EMBEDDING_DIM = 384
 SEARCH_RESULTS = env.int("SEARCH_RESULTS", default=8)
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)

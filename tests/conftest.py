@@ -21,6 +21,16 @@ def tasks_in_process(request):
 
 
 @pytest.fixture(autouse=True)
+def claim_detector_without_judge(request, settings):
+    """Tests of the detection mechanism (batching, caching, the LLM's part) run the claim detector's rules
+    alone, so what they assert does not move when the judge is retrained; tests marked `judge` run the
+    product's configured judge."""
+    if not request.node.get_closest_marker("judge"):
+        settings.JUDGE_MODE = "rules"
+    yield
+
+
+@pytest.fixture(autouse=True)
 def fresh_claim_checks():
     """Each test checks retrieval sets as a fresh worker would: the claim findings a process keeps per set
     must not carry one test's texts, clock or stand-in detector into another."""
