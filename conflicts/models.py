@@ -540,7 +540,8 @@ class AnswerPolicy(models.TextChoices):
 
 CAVEAT_MAX_LENGTH = 240
 DEFAULT_CAVEAT = "Some of our pages disagree on this and our team has been told; please check before you rely on it."
-DEFAULT_PREFER_THRESHOLD = 0.8
+# The Observer's bar for a validated rule's support: by default only suggestions backed by validated rules act.
+DEFAULT_PREFER_THRESHOLD = 0.6
 
 
 class AnswerSettings(models.Model):

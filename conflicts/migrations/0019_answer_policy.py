@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='answersettings',
             name='prefer_threshold',
-            field=models.FloatField(default=0.8),
+            field=models.FloatField(default=0.6),
         ),
         migrations.AddField(
             model_name='turn',

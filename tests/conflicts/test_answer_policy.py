@@ -76,7 +76,7 @@ def test_retrieval_check_answers_before_the_turn_and_records_nothing(api, kb, fa
     assert response.status_code == 200
     body = response.json()
     assert body["policy"] == "prefer_suggested" and body["held_back"] == ["faq-fare-old"]
-    assert body["conflicts"][0]["held_back"] == "faq-fare-old" and body["threshold"] == pytest.approx(0.8)
+    assert body["conflicts"][0]["held_back"] == "faq-fare-old" and body["threshold"] == pytest.approx(0.6)
     assert not Turn.objects.exists() and not PolicyDecision.objects.exists()
     duplicate = api("post", "/retrieval-check", {"retrieved": ["web-fares", "web-fares"]})
     assert duplicate.status_code == 422 and duplicate.json()["detail"][0]["field"] == "retrieved[1]"
