@@ -22,7 +22,10 @@ from ninja.throttling import BaseThrottle
 from pydantic import AfterValidator
 
 from conflicts import selectors, services
-from conflicts.models import STATUS_ALIASES, AnswerMode, ArticleUsage, DetectionOutcome, TokenScope, Turn
+from conflicts.models import (
+    STATUS_ALIASES, AnswerMode, AnswerPolicy, ArticleUsage, DetectionOutcome, PolicyDecision, TokenScope, Turn,
+)
+from conflicts.services.policy import conflict_check, policy_decisions_record, turn_policy_refresh
 from conflicts.services.turns import RetrievedRef
 from kbreview.middleware import database_unavailable_response
 from kbreview.input_limits import (
@@ -211,9 +214,43 @@ class TurnIn(Schema):
     sent_at: Timestamp | None = None
 
 
+class OpenConflictOut(Schema):
+    id: int
+    refs: list[str] = Field(description="the pair, sorted; one ref for a finding about one article (type model_disagrees)")
+    type: str
+    explanation: str = Field(description="one line: what the two articles disagree on")
+    suggested: str | None = Field(description="the side a current suggestion names (computed on the articles' current "
+                                              "texts, after staff's last decision on the conflict); null: none")
+    confidence: float | None = Field(description="that suggestion's confidence (0..1); null without one")
+    held_back: str | None = Field(description="the ref the policy leaves out of the answer (prefer_suggested: both "
+                                              "sides retrieved and confidence >= threshold; quarantine: whenever "
+                                              "retrieved); null: none")
+
+
+class ConflictCheckOut(Schema):
+    status: Literal["ok", "unknown"] = Field(
+        description='"unknown": the look-up failed; nothing is known, answer as under "off"')
+    policy: AnswerPolicy | None = Field(description="the knowledge base's answer policy; null when unknown")
+    caveat: str | None = Field(description="policy caveat: the sentence to add to a reply that cites any of caveat_refs "
+                                           "(plain text, no citation tags); else null")
+    threshold: float | None = Field(description="the suggestion confidence at or above which prefer_suggested and "
+                                                "quarantine hold a side back")
+    held_back: list[str] = Field(description="refs to leave out of the answer's context (never cite them)")
+    caveat_refs: list[str] = Field(description="policy caveat: refs in an open conflict; a reply citing one carries the caveat")
+    conflicts: list[OpenConflictOut] = Field(
+        description="open conflicts among the retrieved refs (under caveat and quarantine also those with one side "
+                    "retrieved), most impactful first, at most 50")
+
+
 class TurnAccepted(Schema):
     turn_id: int
     detection: Literal["queued", "skipped"]
+    open_conflicts: ConflictCheckOut
+
+
+class RetrievalCheckIn(Schema):
+    retrieved: list[Annotated[OneLineText, Field(min_length=1, max_length=REF_MAX)] | RetrievedIn] = Field(
+        max_length=200, description='refs as strings, or {"ref", "rank"} items as in a turn')
 
 
 class ReplyIn(Schema):
@@ -256,6 +293,15 @@ class DetectionOut(Schema):
     llm_rejected: int  # claim findings the LLM did not confirm (dropped)
 
 
+class PolicyDecisionOut(Schema):
+    conflict_id: int
+    policy: AnswerPolicy
+    action: Literal["caveat", "held_back"] = Field(
+        description="caveat: the reply carried (built-in path) or was told to carry (your reply cited an article of "
+                    "the conflict under the caveat policy) the caveat; held_back: a side was left out of the answer")
+    held_back: str | None = Field(description="the ref held back; null for a caveat")
+
+
 class TurnOut(Schema):
     turn_id: int
     external_id: str
@@ -263,6 +309,10 @@ class TurnOut(Schema):
     reply: str
     detection: DetectionOut | None
     conflicts: list[ConflictOut]
+    answer_policy: AnswerPolicy | None = Field(description="the policy when the turn was reported; null: unknown "
+                                                           "(the look-up failed) or a turn from before policies")
+    conflict_check: Literal["ok", "unknown"] | None = Field(description="how the open-conflict look-up went; null: before policies")
+    policy_decisions: list[PolicyDecisionOut]
 
 
 class AnswerIn(Schema):
@@ -285,6 +335,9 @@ class AnswerOut(Schema):
     articles: list[AnswerArticle]
     mode: AnswerMode
     answer_source: Literal["igd_context", "igd_memory", "igd_user", "plain"]
+    open_conflicts: ConflictCheckOut
+    held_back: list[str] = Field(description="retrieved refs the policy left out of this answer")
+    caveat_added: bool = Field(description="the reply ends with the knowledge base's caveat sentence")
 
 
 class ErrorOut(Schema):
@@ -394,6 +447,7 @@ def turn_create(request, payload: TurnIn):
 
     The same external_id with the same body again is 200 and changes nothing; with a different body, 409 naming what differs."""
     _refuse_duplicate_refs(payload.retrieved)
+    check = conflict_check(knowledge_base=request.knowledge_base, refs=[r.ref for r in payload.retrieved])
     turn, created = services.turn_report(
         knowledge_base=request.knowledge_base,
         external_id=payload.external_id,
@@ -401,9 +455,29 @@ def turn_create(request, payload: TurnIn):
         retrieved=[RetrievedRef(ref=r.ref, rank=r.rank) for r in payload.retrieved],
         reply=payload.reply,
         sent_at=payload.sent_at,
+        answer_policy=check.policy or "",
+        conflict_check=check.status,
     )
+    if created and check.conflicts:
+        cited = turn.usages.filter(cited=True).values_list("article__external_ref", flat=True) if payload.reply else None
+        policy_decisions_record(turn=turn, check=check, cited=set(cited or ()))
     detection = "skipped" if turn.detection.outcome == DetectionOutcome.SKIPPED else "queued"
-    return (202 if created else 200), {"turn_id": turn.pk, "detection": detection}
+    return (202 if created else 200), {"turn_id": turn.pk, "detection": detection, "open_conflicts": check.as_dict()}
+
+
+@api.post("/retrieval-check", auth=TURNS, response={200: ConflictCheckOut, **COMMON_ERRORS})
+def retrieval_check(request, payload: RetrievalCheckIn):
+    """Before answering: the open conflicts among these retrieved refs and what the knowledge base's answer policy
+    does about them. Records nothing. Refs this knowledge base does not hold have no conflicts.
+
+    A failed look-up answers 200 with status "unknown" (answer as under "off"), never an error."""
+    refs = [item if isinstance(item, str) else item.ref for item in payload.retrieved]
+    first_at: dict[str, int] = {}
+    for index, ref in enumerate(refs):
+        earlier = first_at.setdefault(ref, index)
+        if earlier != index:
+            raise FieldProblem("body", ("retrieved", index), f"duplicate ref {ref!r} (also retrieved[{earlier}])")
+    return 200, conflict_check(knowledge_base=request.knowledge_base, refs=refs).as_dict()
 
 
 @api.post("/turns/{external_id}/reply", auth=TURNS, response={200: ReplyOut, 404: ErrorOut, 409: MismatchOut, **COMMON_ERRORS})
@@ -415,6 +489,7 @@ def turn_reply(request, external_id: ExternalId, payload: ReplyIn):
         turn=_turn(request, external_id), reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces
     )
     cited = sorted(turn.usages.filter(cited=True).values_list("article__external_ref", flat=True))
+    turn_policy_refresh(turn=turn, cited=cited)
     return 200, {"turn_id": turn.pk, "cited": cited}
 
 
@@ -443,6 +518,13 @@ def turn_detail(request, external_id: ExternalId):
             "llm_rejected": run.llm_rejected,
         },
         "conflicts": [_conflict_out(c) for c in selectors.conflicts_for_turn(turn=turn)],
+        "answer_policy": turn.answer_policy or None,
+        "conflict_check": turn.conflict_check or None,
+        "policy_decisions": [
+            {"conflict_id": d.conflict_id, "policy": d.policy, "action": d.action,
+             "held_back": d.held_back.external_ref if d.held_back_id else None}
+            for d in PolicyDecision.objects.filter(turn=turn).select_related("held_back").order_by("conflict_id")
+        ],
     }
 
 
@@ -467,6 +549,9 @@ def answer(request, payload: AnswerIn):
         ],
         "mode": result.mode,
         "answer_source": f"igd_{result.igd.result.winner}" if result.igd else "plain",
+        "open_conflicts": result.check.as_dict(),
+        "held_back": result.held_back,
+        "caveat_added": result.caveat_added,
     }
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 from django import forms
 from django.utils import timezone
 
-from conflicts.models import AnswerMode, ConflictStatus, ConflictType, ReviewWinner, TokenScope
+from conflicts.models import CAVEAT_MAX_LENGTH, AnswerMode, AnswerPolicy, ConflictStatus, ConflictType, ReviewWinner, TokenScope
 from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
 
@@ -258,3 +258,25 @@ class AnswerSettingsForm(forms.Form):
         help_text="When the answer path's memory filter sides with the model's own memory against an article, list it "
                   "in the queue and on the article. Off by default: a small model's memory is weak.",
     )
+
+
+class AnswerPolicyForm(forms.Form):
+    policy = forms.ChoiceField(choices=AnswerPolicy.choices, widget=forms.RadioSelect, label="Answer policy")
+    caveat_text = forms.CharField(
+        max_length=CAVEAT_MAX_LENGTH, label="Caveat sentence",
+        help_text=f"In your words, one line, at most {CAVEAT_MAX_LENGTH} characters; added to a reply that cites an "
+                  "article in an open conflict (policy caveat).",
+    )
+    prefer_threshold = forms.FloatField(
+        min_value=0.0, max_value=1.0, label="Suggestion confidence needed",
+        help_text="0 to 1: prefer the suggested side / quarantine act only on a suggestion at least this confident.",
+    )
+
+    def clean_caveat_text(self):
+        from conflicts.services.policy import caveat_problem
+
+        text = self.cleaned_data["caveat_text"].strip()
+        problem = caveat_problem(text)
+        if problem:
+            raise forms.ValidationError(problem[0].upper() + problem[1:] + ".")
+        return text

@@ -36,11 +36,21 @@ class Turn(models.Model):
     reply = models.TextField(blank=True)
     reply_sent_at = models.DateTimeField(null=True, blank=True)
     source = models.CharField(max_length=10, choices=TurnSource.choices, default=TurnSource.API)
+    # The knowledge base's answer policy when the turn was reported ("" for turns from before policies), and how
+    # the look-up of open conflicts among its retrieved refs went ("unknown": it failed and the turn went on as
+    # under "off").
+    answer_policy = models.CharField(max_length=20, blank=True, default="")
+    conflict_check = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["knowledge_base", "external_id"], name="turn_external_id_unique_per_kb"),
+            models.CheckConstraint(
+                condition=models.Q(answer_policy__in=["", "off", "caveat", "prefer_suggested", "quarantine"]),
+                name="turn_answer_policy_valid",
+            ),
+            models.CheckConstraint(condition=models.Q(conflict_check__in=["", "ok", "unknown"]), name="turn_conflict_check_valid"),
         ]
         indexes = [models.Index(fields=["knowledge_base", "-created_at"])]
 
@@ -228,6 +238,9 @@ class Conflict(models.Model):
                 name="conflict_tab_counts",
             ),
             GinIndex(fields=["search_vector"], name="conflict_search_vector_gin"),
+            # The answer-time look-up (conflicts.services.policy): open conflicts touching the retrieved articles.
+            models.Index(fields=["article_low"], condition=models.Q(status="open"), name="conflict_open_by_low"),
+            models.Index(fields=["article_high"], condition=models.Q(status="open"), name="conflict_open_by_high"),
         ]
 
     def __str__(self) -> str:
@@ -523,14 +536,34 @@ class AnswerMode(models.TextChoices):
     TRUTH = Mode.TRUTH.value, Mode.TRUTH.label
 
 
+class AnswerPolicy(models.TextChoices):
+    """What answers do about open conflicts before staff review them (conflicts.services.policy)."""
+
+    OFF = "off", "Off: answer as before"
+    CAVEAT = "caveat", "Caveat: add a sentence when the reply cites an article in an open conflict"
+    PREFER_SUGGESTED = "prefer_suggested", "Prefer the suggested side: leave the losing article out of that answer"
+    QUARANTINE = "quarantine", "Quarantine: the suggested losing article leaves retrieval until staff decide"
+
+
+CAVEAT_MAX_LENGTH = 240
+DEFAULT_CAVEAT = "Some of our pages disagree on this and our team has been told; please check before you rely on it."
+# The Observer's bar for a validated rule's support: by default only suggestions backed by validated rules act.
+DEFAULT_PREFER_THRESHOLD = 0.6
+
+
 class AnswerSettings(models.Model):
-    """How the built-in answer path answers for one knowledge base; without a row, STRICT."""
+    """How the built-in answer path answers for one knowledge base; without a row, STRICT and policy off."""
 
     knowledge_base = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="answer_settings")
     default_mode = models.CharField(max_length=10, choices=AnswerMode.choices, default=AnswerMode.STRICT)
     # Record "the model disagrees with this article" findings when IGD's answer-level filter routes to memory
     # against an article. Off by default: a small model's memory is weak, and its disagreements mostly noise.
     record_model_disagreements = models.BooleanField(default=False)
+    # What answers do about open conflicts (AnswerPolicy), the caveat's sentence, and the suggestion confidence at
+    # or above which prefer_suggested / quarantine act on a suggested side.
+    policy = models.CharField(max_length=20, choices=AnswerPolicy.choices, default=AnswerPolicy.OFF)
+    caveat_text = models.CharField(max_length=CAVEAT_MAX_LENGTH, default=DEFAULT_CAVEAT)
+    prefer_threshold = models.FloatField(default=DEFAULT_PREFER_THRESHOLD)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -538,6 +571,45 @@ class AnswerSettings(models.Model):
         verbose_name_plural = "answer settings"
         constraints = [
             models.CheckConstraint(condition=models.Q(default_mode__in=AnswerMode.values), name="answer_settings_mode_valid"),
+            models.CheckConstraint(condition=models.Q(policy__in=AnswerPolicy.values), name="answer_settings_policy_valid"),
+            models.CheckConstraint(condition=models.Q(prefer_threshold__gte=0.0, prefer_threshold__lte=1.0),
+                                   name="answer_settings_threshold_range"),
+        ]
+
+
+class PolicyAction(models.TextChoices):
+    CAVEAT = "caveat", "Answered under a caveat"
+    HELD_BACK = "held_back", "A side held back"
+
+
+class PolicyDecision(models.Model):
+    """What the answer policy did about one open conflict in one turn: the reply carried the caveat (built-in path;
+    for a chatbot, its reply cited an article of the conflict while the policy was caveat) or one side was held back
+    from the answer's context (built-in path; for a chatbot, it was told to leave it out). Keyed like an occurrence
+    (conflict, turn), so the occurrence of the same turn reads whether a side was held back."""
+
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="policy_decisions")
+    conflict = models.ForeignKey("Conflict", on_delete=models.CASCADE, related_name="policy_decisions")
+    policy = models.CharField(max_length=20, choices=AnswerPolicy.choices)
+    action = models.CharField(max_length=10, choices=PolicyAction.choices)
+    held_back = models.ForeignKey(Article, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    confidence = models.FloatField(null=True, blank=True)  # the suggestion's, for a side held back
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "conflict"], name="policy_decision_once_per_turn"),
+            models.CheckConstraint(condition=models.Q(action__in=PolicyAction.values), name="policy_decision_action_valid"),
+            models.CheckConstraint(condition=models.Q(policy__in=AnswerPolicy.values), name="policy_decision_policy_valid"),
+            models.CheckConstraint(
+                condition=models.Q(action="held_back", held_back__isnull=False) | models.Q(action="caveat", held_back__isnull=True),
+                name="policy_decision_held_back_names_article",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["conflict", "action"], name="policy_decision_by_conflict"),
+            models.Index(fields=["knowledge_base", "created_at"], name="policy_decision_by_week"),
         ]
 
 

@@ -391,6 +391,7 @@ class DashboardFigures:
     dismissed_last_7_days: int
     days: list[DayBar]
     top_articles: list[tuple[Article, int]] = field(default_factory=list)
+    protected_last_7_days: int = 0  # replies the answer policy added a caveat to or held a side back from
 
 
 def dashboard_figures(*, knowledge_base: KnowledgeBase, days: int = 14, now: dt.datetime | None = None) -> DashboardFigures:
@@ -432,6 +433,7 @@ def dashboard_figures(*, knowledge_base: KnowledgeBase, days: int = 14, now: dt.
         dismissed_last_7_days=recent["dismissed"],
         days=bars,
         top_articles=articles_in_most_open_conflicts(knowledge_base=knowledge_base),
+        protected_last_7_days=replies_protected(knowledge_base=knowledge_base, since=week_ago),
     )
 
 
@@ -649,4 +651,48 @@ def kb_reviewers(*, knowledge_base: KnowledgeBase) -> list:
         get_user_model().objects.filter(
             memberships__knowledge_base=knowledge_base, memberships__role__in=(Role.REVIEWER, Role.OPS)
         ).order_by("username")
+    )
+
+
+# --- answer policies: what they did ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolicyEffect:
+    """What the answer policy did about one conflict, counted from the turns' policy decisions."""
+
+    replies: int  # turns it showed up in since it opened (times_seen)
+    caveat: int  # replies answered under the caveat
+    held_back: list[tuple[str, str, int]]  # (ref, title, replies) per side held back
+
+    @property
+    def held_back_total(self) -> int:
+        return sum(n for _, _, n in self.held_back)
+
+
+def conflict_policy_effect(*, conflict: Conflict) -> PolicyEffect:
+    from conflicts.models import PolicyAction, PolicyDecision
+
+    rows = (
+        PolicyDecision.objects.filter(conflict=conflict)
+        .values("action", "held_back__external_ref", "held_back__title")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "held_back__external_ref")
+    )
+    caveat, held = 0, []
+    for row in rows:
+        if row["action"] == PolicyAction.CAVEAT:
+            caveat += row["n"]
+        else:
+            held.append((row["held_back__external_ref"], row["held_back__title"], row["n"]))
+    return PolicyEffect(replies=conflict.times_seen, caveat=caveat, held_back=held)
+
+
+def replies_protected(*, knowledge_base: KnowledgeBase, since: dt.datetime) -> int:
+    """Turns since `since` in which the answer policy added a caveat or held a side back."""
+    from conflicts.models import PolicyDecision
+
+    return (
+        PolicyDecision.objects.filter(knowledge_base=knowledge_base, created_at__gte=since)
+        .values("turn_id").distinct().count()
     )

@@ -48,6 +48,7 @@ urlpatterns = [
     path("source-changes/<int:pk>/<str:decision>/", source_views.drift_decide, name="drift_decide"),
     path("answer/playground/", views.answer_playground, name="answer_playground"),
     path("answer/settings/", views.answer_settings_view, name="answer_settings"),
+    path("answer/policy/", views.answer_policy_view, name="answer_policy"),
     path("ops/", views.ops_home, name="ops_home"),
     path("ops/resync/", views.ops_resync, name="ops_resync"),
     path("ops/sync-jobs/<int:pk>/", views.ops_sync_job, name="ops_sync_job"),

@@ -357,6 +357,9 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=200)
 CITATION_PATTERN = env.str("CITATION_PATTERN", default=r"\[\[([A-Za-z0-9_.:/-]+)\]\]")
 DETECTION_DETECTOR = env.str("DETECTION_DETECTOR", default="auto")  # claims | llm | auto
 DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
+# The answer-time look-up of open conflicts among a turn's retrieved refs gives up after this long (the turn then
+# goes on as under the "off" policy and says "unknown"); it takes well under a millisecond on its indexes.
+CONFLICT_LOOKUP_TIMEOUT_MS = env.int("CONFLICT_LOOKUP_TIMEOUT_MS", default=100)
 # Slack on top of a check's own bounds before its claim counts as abandoned (conflicts.jobs.detection_claim_expiry).
 DETECTION_CLAIM_MARGIN_S = env.float("DETECTION_CLAIM_MARGIN_S", default=30.0)
 # Turns that arrive close together share an LLM call: a turn with pairs for the LLM opens a gate until

@@ -27,8 +27,11 @@ from agents.configuration import llm_config_for
 from articles.audit import audit_event_record
 from articles.models import ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import SearchHit, search
-from conflicts.models import AnswerMode, AnswerSettings, Turn, TurnSource
+from conflicts.models import AnswerMode, AnswerPolicy, AnswerSettings, Turn, TurnSource
 from conflicts.services.disagreements import model_disagreement_record
+from conflicts.services.policy import (
+    ConflictCheck, caveat_problem, conflict_check, policy_decisions_record, reply_with_caveat, unknown_check,
+)
 from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
 from kbreview.foreground import foreground_work
 
@@ -56,6 +59,9 @@ class AnswerResponse:
     answer_error: str = ""
     mode: str = AnswerMode.STRICT
     igd: IGDAnswer | None = None
+    check: ConflictCheck = field(default_factory=unknown_check)
+    held_back: list[str] = field(default_factory=list)  # refs left out of the answer's context by the policy
+    caveat_added: bool = False
 
 
 def rerank(hits: list[SearchHit]) -> list[SearchHit]:
@@ -70,26 +76,45 @@ def answer_default_mode(*, knowledge_base: KnowledgeBase) -> str:
 
 
 def answer_settings_update(
-    *, knowledge_base: KnowledgeBase, default_mode: str, record_model_disagreements: bool | None = None, user=None
+    *, knowledge_base: KnowledgeBase, default_mode: str | None = None, record_model_disagreements: bool | None = None,
+    policy: str | None = None, caveat_text: str | None = None, prefer_threshold: float | None = None, user=None,
 ) -> AnswerSettings:
-    """Set the knowledge base's default answer mode and whether it records model-disagreement findings (None: left
-    as it is); the row records who changed it and when, and a change writes the audit row."""
-    if default_mode not in AnswerMode.values:
+    """Set the knowledge base's answer settings — default mode, whether it records model-disagreement findings, the
+    answer policy for open conflicts, its caveat sentence and its suggestion threshold (None: left as it is); the row
+    records who changed it and when, and a change writes the audit row (before / after). A value that cannot be used
+    raises ValueError naming the field, and nothing is written."""
+    if default_mode is not None and default_mode not in AnswerMode.values:
         raise ValueError(f"default_mode {default_mode!r} is not one of {AnswerMode.values}")
+    if policy is not None and policy not in AnswerPolicy.values:
+        raise ValueError(f"policy {policy!r} is not one of {AnswerPolicy.values}")
+    if caveat_text is not None and (problem := caveat_problem(caveat_text)):
+        raise ValueError(f"caveat_text: {problem}")
+    if prefer_threshold is not None and not (0.0 <= float(prefer_threshold) <= 1.0):  # NaN fails too
+        raise ValueError(f"prefer_threshold {prefer_threshold!r} is not between 0 and 1")
+    changes = {"default_mode": default_mode, "record_model_disagreements": record_model_disagreements, "policy": policy,
+               "caveat_text": caveat_text.strip() if caveat_text is not None else None,
+               "prefer_threshold": float(prefer_threshold) if prefer_threshold is not None else None}
+    names = list(changes)
     with transaction.atomic():
         row, _ = AnswerSettings.objects.select_for_update().get_or_create(knowledge_base=knowledge_base)
-        before = {"default_mode": row.default_mode, "record_model_disagreements": row.record_model_disagreements}
-        row.default_mode = default_mode
-        if record_model_disagreements is not None:
-            row.record_model_disagreements = record_model_disagreements
+        before = {name: getattr(row, name) for name in names}
+        for name, value in changes.items():
+            if value is not None:
+                setattr(row, name, value)
         row.updated_by = user if getattr(user, "is_authenticated", False) else None
         row.save()
-        after = {"default_mode": row.default_mode, "record_model_disagreements": row.record_model_disagreements}
-        if after != before:
+        after = {name: getattr(row, name) for name in names}
+        changed = [name for name in names if after[name] != before[name]]
+        if changed:  # the audit row names what changed, before and after
             audit_event_record(action=AuditAction.ANSWER_SETTINGS_CHANGED, target=row, knowledge_base=knowledge_base,
-                               actor=user, before=before, after=after)
+                               actor=user, before={n: before[n] for n in changed}, after={n: after[n] for n in changed})
     logger.info("answer settings: %s -> %s", knowledge_base.slug, after)
     return row
+
+
+def answer_settings_get(*, knowledge_base: KnowledgeBase) -> AnswerSettings:
+    """The knowledge base's answer settings, or an unsaved row of the defaults."""
+    return AnswerSettings.objects.filter(knowledge_base=knowledge_base).first() or AnswerSettings(knowledge_base=knowledge_base)
 
 
 def igd_backend(kind: str | None = None) -> Backend | None:
@@ -172,8 +197,12 @@ def answer_question(
     *, knowledge_base: KnowledgeBase, question: str, external_id: str | None = None, mode: str | None = None
 ) -> AnswerResponse:
     hits = rerank(search(knowledge_base=knowledge_base, question=question))
+    # The open conflicts among what was retrieved, and the policy (one look-up; "unknown" on failure: as "off").
+    check = conflict_check(knowledge_base=knowledge_base, refs=[h.external_ref for h in hits])
+    held_back = set(check.held_back)
     # Recording the turn commits before generation starts, so detection runs in parallel with the wait for
     # the answer; the reply's own work here is foreground, which background tasks wait for (kbreview/foreground.py).
+    # Every retrieved article is recorded (detection still sees a side held back), the answer reads the others.
     with foreground_work():
         turn, _ = turn_report(
             knowledge_base=knowledge_base,
@@ -181,16 +210,34 @@ def answer_question(
             question=question,
             retrieved=[RetrievedRef(ref=h.external_ref, rank=i) for i, h in enumerate(hits, 1)],
             source=TurnSource.ANSWER,
+            answer_policy=check.policy or "",
+            conflict_check=check.status,
         )
-    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=hits)
+    answer_hits = [h for h in hits if h.external_ref not in held_back] if held_back else hits
+    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=answer_hits)
+    reply, citations = composed.answer.reply, composed.answer.citations
+    caveat_added = check.caveat_due(citations)
+    if caveat_added:
+        reply = reply_with_caveat(reply=reply, caveat=check.caveat)
     with foreground_work():
-        turn = turn_reply_record(turn=turn, reply=composed.answer.reply, sent_at=timezone.now())
+        turn = turn_reply_record(turn=turn, reply=reply, sent_at=timezone.now())
+        _decisions_record(turn=turn, check=check, cited=citations, caveat_added=caveat_added)
         if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
             _disagreement_record(turn=turn, disagreement=disagreement)
     return AnswerResponse(
-        turn=turn, reply=composed.answer.reply, citations=composed.answer.citations, hits=hits,
+        turn=turn, reply=reply, citations=citations, hits=hits,
         answer_error=composed.answer_error, mode=composed.mode, igd=composed.igd,
+        check=check, held_back=sorted(held_back), caveat_added=caveat_added,
     )
+
+
+def _decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str], caveat_added: bool) -> None:
+    """Record what the policy did on the turn; a failure is logged, never the customer's (the reply is recorded)."""
+    try:
+        with transaction.atomic():
+            policy_decisions_record(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
+    except Exception:
+        logger.exception("turn %s: recording the answer policy's decisions failed", turn.pk)
 
 
 def _disagreement_record(*, turn: Turn, disagreement) -> None:

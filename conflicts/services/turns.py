@@ -96,8 +96,11 @@ def turn_report(
     reply: str | None = None,
     sent_at: dt.datetime | None = None,
     source: str = TurnSource.API,
+    answer_policy: str = "",
+    conflict_check: str = "",
 ) -> tuple[Turn, bool]:
     """Record a turn once per external id; starts detection after commit. Returns (turn, created).
+    `answer_policy` and `conflict_check` record what the open-conflict look-up said (conflicts.services.policy).
 
     A repeated report with the same external id and the same body changes nothing (the chatbot may
     retry); one that differs raises TurnMismatch naming what differs.
@@ -120,7 +123,8 @@ def turn_report(
         if same is None:
             raise
         return same
-    turn = Turn(knowledge_base=knowledge_base, external_id=external_id, question=question, source=source)
+    turn = Turn(knowledge_base=knowledge_base, external_id=external_id, question=question, source=source,
+                answer_policy=answer_policy or "", conflict_check=conflict_check)
     usages = [
         ArticleUsage(article_id=articles[r.ref].id, version_id=articles[r.ref].current_version_id, rank=r.rank)
         for r in ordered

@@ -1,5 +1,6 @@
 """The review console's views: thin (parse, call a selector or service, render a template or partial)."""
 from conflicts.views.account import kb_switch
+from conflicts.views.answer_policy import answer_policy_view
 from conflicts.views.articles import (
     article_detail,
     article_edit_view,
@@ -36,6 +37,7 @@ from conflicts.views.queue import conflict_bulk, conflict_queue
 from conflicts.views.rules import rule_induction_start, rule_list, rule_toggle
 
 __all__ = [
+    "answer_policy_view",
     "answer_playground",
     "answer_settings_view",
     "article_detail",

@@ -107,6 +107,7 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "passage_diff": diff_html(old=passages[0], new=passages[1]) if conflict.is_pair else None,
         **occurrence_context(request, conflict),
         "activity": selectors.conflict_activity(conflict=conflict),
+        "policy_effect": selectors.conflict_policy_effect(conflict=conflict),
         "can_review": allows(request, Role.REVIEWER),
         "is_open": conflict.status == ConflictStatus.OPEN,
         "resolve_form": resolve_form or _resolve_form(conflict, suggestion=suggestion if applying else None),

@@ -1,0 +1,255 @@
+"""Benchmark: answer policies for open conflicts on the demo knowledge base, side by side in one run.
+
+    .venv/bin/python bench/answer_policy.py            # every demo question, 50k open conflicts for the look-up
+    .venv/bin/python bench/answer_policy.py --quick    # the questions about planted conflicts and 20 others
+
+The demo knowledge base is imported into a database of the benchmark's own; its planted conflicts are opened as the
+queue would hold them, and each gets its suggestion from the product's engine (conflicts.services.suggestions, no LLM:
+the executable rules), whatever side and confidence it gives. Then every question is replayed through the built-in
+answer path (conflicts.services.answer_question: search, the open-conflict look-up, the turn recorded, the extractive
+answer, the reply recorded) under each policy in turn — the policies interleaved question by question, so drift on a
+shared machine hits them alike; detection is off (it runs beside the reply on a worker and is not measured here).
+
+Scoring, per policy: a reply "about a planted conflict" answers a question whose expected articles are a planted pair
+with a known right side (planted.json's labels; the undecidable pair is left out); it "states the wrong side" when it
+cites the article the labels say is wrong (the extractive answer quotes what it cites). Caveat: every reply citing an
+article in an open conflict should carry the caveat, and no other. Latency: each policy's reply p95 over off's, same run.
+The look-up alone is then timed at 50k open conflicts (20k articles, a third of the conflicts with a suggestion) in a
+second knowledge base, on retrieval sets of 8 refs.
+
+Sentence vectors are computed once per text in this process (the question's and the articles' sentences repeat
+across the four policies): each reply's time is then search, the look-up, the writes and the extraction without the
+encoder, a smaller denominator than a real reply's, so the latency ratio errs high, not low. The demo has no staff
+decisions, so its suggestions come from unvalidated rules (confidence 0.5, below the product's default threshold of
+0.6, the Observer's bar for a validated rule): the benchmark sets the demo's threshold with --threshold (0.5), as
+ops would.
+
+Figures: wrong_side_ratio_prefer_suggested, wrong_side_ratio_quarantine (wrong-side share under the policy / under
+off), policy_reply_p95_ratio (the slowest policy's reply p95 / off's), conflict_lookup_p95_ms.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as common  # noqa: E402
+
+POLICIES = ("off", "caveat", "prefer_suggested", "quarantine")
+SEED = 20261130
+log = common.log
+
+
+def open_planted_conflicts(kb, planted: list[dict]) -> dict[tuple[str, str], object]:
+    """Each planted pair as an open conflict (as detection would have left it), with its suggestion computed."""
+    from django.utils import timezone
+
+    from articles.models import Article
+    from conflicts.models import Conflict, ConflictActivity
+    from conflicts.services.suggestions import suggestion_compute
+
+    by_ref = {a.external_ref: a for a in Article.objects.filter(knowledge_base=kb)}
+    conflicts = {}
+    now = timezone.now()
+    for item in planted:
+        a, b = sorted((by_ref[r] for r in item["refs"]), key=lambda x: x.pk)
+        conflict = Conflict.objects.create(
+            knowledge_base=kb, article_low=a, article_high=b, type=item["type"], explanation=f"planted {item['type']}",
+            detector="claims", first_seen=now, last_seen=now, times_seen=1,
+        )
+        ConflictActivity.objects.create(conflict=conflict, kind="opened", from_status="open", to_status="open")
+        suggestion = suggestion_compute(conflict_id=conflict.pk)
+        winner = suggestion.winner.external_ref if suggestion.winner_id else None
+        log(f"  planted {'/'.join(sorted(item['refs'])):<55} right: {item['correct'] or '(cannot tell)':<28} "
+            f"suggested: {winner or '-':<28} confidence {suggestion.confidence:.2f}")
+        conflicts[tuple(sorted(item["refs"]))] = conflict
+    return conflicts
+
+
+def memoise_sentence_vectors() -> None:
+    """One encoder call per distinct text in this process (see the module's docstring)."""
+    import numpy as np
+
+    import articles.embeddings as embeddings
+    import articles.selectors as selectors
+
+    encode, memo = embeddings.embed_texts, {}
+
+    def embed_texts(texts, **kwargs):
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing:
+            memo.update(zip(missing, encode(missing, **kwargs)))
+        return np.stack([memo[t] for t in texts]) if texts else encode(texts, **kwargs)
+
+    embeddings.embed_texts = embed_texts
+    selectors.embed_text = lambda text: embed_texts([text])[0]
+
+
+def replay(kb, questions: list[dict], planted: list[dict]) -> dict[str, list[dict]]:
+    from conflicts.models import AnswerSettings
+    from conflicts.services import answer_question
+
+    rows: dict[str, list[dict]] = {p: [] for p in POLICIES}
+    rng = random.Random(SEED)
+    for index, item in enumerate(questions):
+        order = list(POLICIES)
+        rng.shuffle(order)  # no policy always first (warm caches) or last
+        for policy in order:
+            AnswerSettings.objects.filter(knowledge_base=kb).update(policy=policy)
+            started = time.perf_counter()
+            result = answer_question(knowledge_base=kb, question=item["question"])
+            seconds = time.perf_counter() - started
+            rows[policy].append({"id": item["id"], "expect": set(item["expect_refs"]), "citations": set(result.citations),
+                                 "caveat": result.caveat_added, "held_back": result.held_back, "seconds": seconds})
+        if (index + 1) % 20 == 0:
+            log(f"  {index + 1}/{len(questions)} questions replayed under {len(POLICIES)} policies")
+    return rows
+
+
+def score(rows: dict[str, list[dict]], planted: list[dict], conflicted_refs: set[str]) -> dict:
+    wrong_of = {tuple(sorted(p["refs"])): next(r for r in p["refs"] if r != p["correct"])
+                for p in planted if p["correct"]}
+    out = {}
+    for policy, replies in rows.items():
+        about = [r for r in replies if tuple(sorted(r["expect"])) in wrong_of]
+        wrong = [r for r in about if wrong_of[tuple(sorted(r["expect"]))] in r["citations"]]
+        cites_conflicted = [r for r in replies if r["citations"] & conflicted_refs]
+        caveat_missing = sum(1 for r in cites_conflicted if not r["caveat"])
+        caveat_extra = sum(1 for r in replies if r["caveat"] and not (r["citations"] & conflicted_refs))
+        out[policy] = {
+            "about": len(about), "wrong": len(wrong), "share": len(wrong) / len(about) if about else float("nan"),
+            "cites_conflicted": len(cites_conflicted), "caveats": sum(r["caveat"] for r in replies),
+            "caveat_missing": caveat_missing, "caveat_extra": caveat_extra,
+            "held_back": sum(1 for r in replies if r["held_back"]),
+            "p50": common.percentile([r["seconds"] for r in replies], 50),
+            "p95": common.percentile([r["seconds"] for r in replies], 95),
+        }
+    return out
+
+
+def lookup_at_scale(*, conflicts: int, articles: int, samples: int) -> list[float]:
+    """conflict_check's own time at `conflicts` open conflicts in one knowledge base (rows written directly)."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from articles.models import Article
+    from conflicts.models import AnswerSettings, Conflict, ResolutionSuggestion
+    from conflicts.services.policy import conflict_check
+
+    kb = common.new_knowledge_base("policy-scale")
+    AnswerSettings.objects.create(knowledge_base=kb, policy="quarantine")
+    rng = random.Random(SEED)
+    Article.objects.bulk_create(
+        [Article(knowledge_base=kb, external_ref=f"scale-{i}", title=f"Scale article {i}") for i in range(articles)],
+        batch_size=5000,
+    )
+    ids = list(Article.objects.filter(knowledge_base=kb).order_by("pk").values_list("pk", flat=True))
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < conflicts:
+        a, b = rng.sample(ids, 2)
+        pairs.add((min(a, b), max(a, b)))
+    now = timezone.now()
+    rows = [Conflict(knowledge_base=kb, article_low_id=a, article_high_id=b, type="price", explanation="x",
+                     detector="claims", first_seen=now, last_seen=now, times_seen=1) for a, b in pairs]
+    Conflict.objects.bulk_create(rows, batch_size=5000)
+    suggested = list(Conflict.objects.filter(knowledge_base=kb).values_list("pk", "article_low_id")[: conflicts // 3])
+    ResolutionSuggestion.objects.bulk_create(
+        [ResolutionSuggestion(conflict_id=pk, status="suggested", winner_id=low, confidence=0.9) for pk, low in suggested],
+        batch_size=5000,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE articles_article; ANALYZE conflicts_conflict; ANALYZE conflicts_resolutionsuggestion")
+    refs = [f"scale-{i}" for i in range(articles)]
+    for _ in range(20):  # warm the connection and the plan cache
+        conflict_check(knowledge_base=kb, refs=rng.sample(refs, 8))
+    times = []
+    found = 0
+    for _ in range(samples):
+        sample = rng.sample(refs, 8)
+        started = time.perf_counter()
+        check = conflict_check(knowledge_base=kb, refs=sample)
+        times.append(time.perf_counter() - started)
+        assert check.status == "ok", "the look-up failed during the benchmark"
+        found += len(check.conflicts)
+    log(f"look-up at {conflicts} open conflicts over {articles} articles, 8 refs per set: "
+        f"{common.summary(times, 1000, ' ms')}; {found / samples:.1f} conflicts returned per set")
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="2 questions per planted conflict and 8 others; 300 look-ups")
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="the demo knowledge base's suggestion threshold (default 0.5: its unvalidated rules)")
+    args = parser.parse_args()
+    clock = common.Stopwatch()
+
+    common.setup_django(database="answer_policy")
+    from django.conf import settings
+
+    from articles.demo import demo_paths, demo_planted, demo_questions
+    from articles.services import articles_import_paths, knowledge_base_get_or_create
+    from conflicts.models import AnswerSettings
+
+    settings.DETECTION_DISPATCH = "off"  # detection runs beside the reply on a worker; not measured here
+    kb = knowledge_base_get_or_create(slug="bench-answer-policy", name="Demo (bench)")
+    articles_import_paths(knowledge_base=kb, paths=demo_paths())
+    planted = demo_planted()["conflicts"]
+    log(f"demo imported ({clock():.1f} s); {len(planted)} planted conflicts opened, suggestions computed:")
+    open_planted_conflicts(kb, planted)
+    AnswerSettings.objects.update_or_create(knowledge_base=kb, defaults={"policy": "off", "prefer_threshold": args.threshold})
+    threshold = AnswerSettings.objects.get(knowledge_base=kb).prefer_threshold
+
+    questions = demo_questions()
+    if args.quick:
+        pairs = {tuple(sorted(p["refs"])) for p in planted}
+        per_pair: dict[tuple, list] = {}
+        for q in questions:
+            if tuple(sorted(q["expect_refs"])) in pairs:
+                per_pair.setdefault(tuple(sorted(q["expect_refs"])), []).append(q)
+        about = [q for group in per_pair.values() for q in group[:2]]
+        others = [q for q in questions if tuple(sorted(q["expect_refs"])) not in pairs]
+        questions = about + random.Random(SEED).sample(others, min(8, len(others)))
+    memoise_sentence_vectors()
+    log(f"replaying {len(questions)} questions under {', '.join(POLICIES)} (suggestion threshold {threshold:g})")
+    rows = replay(kb, questions, planted)
+    conflicted_refs = {r for p in planted for r in p["refs"]}
+    scores = score(rows, planted, conflicted_refs)
+
+    log("")
+    log(f"{'policy':<18} {'about':>6} {'wrong':>6} {'share':>7} {'held back':>10} {'cites conflicted':>17} "
+        f"{'caveats':>8} {'missing':>8} {'extra':>6} {'p50 ms':>8} {'p95 ms':>8} {'p95 / off':>10}")
+    for policy in POLICIES:
+        s = scores[policy]
+        log(f"{policy:<18} {s['about']:>6} {s['wrong']:>6} {s['share']:>7.3f} {s['held_back']:>10} "
+            f"{s['cites_conflicted']:>17} {s['caveats']:>8} {s['caveat_missing']:>8} {s['caveat_extra']:>6} "
+            f"{s['p50'] * 1000:>8.1f} {s['p95'] * 1000:>8.1f} {s['p95'] / scores['off']['p95']:>10.3f}")
+    caveat = scores["caveat"]
+    log(f"caveat: on {caveat['caveats']} of {caveat['cites_conflicted']} replies citing an open-conflict article "
+        f"(missing {caveat['caveat_missing']}), on {caveat['caveat_extra']} other replies")
+
+    lookup = lookup_at_scale(conflicts=50_000, articles=20_000, samples=300 if args.quick else 2000)
+    common.teardown([kb])
+
+    off_share = scores["off"]["share"]
+
+    def ratio(policy: str) -> float:
+        return scores[policy]["share"] / off_share if off_share else float("nan")
+
+    slowest = max(scores[p]["p95"] for p in POLICIES if p != "off")
+    log(f"finished in {clock():.1f} s")
+    common.print_figures([
+        common.Figure("wrong_side_ratio_prefer_suggested", ratio("prefer_suggested"), "x", "<=", 0.5),
+        common.Figure("wrong_side_ratio_quarantine", ratio("quarantine"), "x", "<=", 0.5),
+        common.Figure("policy_reply_p95_ratio", slowest / scores["off"]["p95"], "x", "<=", 1.02),
+        common.Figure("conflict_lookup_p95_ms", common.percentile(lookup, 95) * 1000, "ms", "<=", 3.0),
+    ])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
