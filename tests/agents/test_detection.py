@@ -38,7 +38,7 @@ def claims_flag(monkeypatch):
     flagged: list[ConflictFinding] = []
     unrelated: set[tuple[str, str]] = set()
 
-    def detect_claim_conflicts(*, articles, now, vectors=None):
+    def detect_claim_conflicts(*, articles, now, vectors=None, judge=None):
         calls.append([a.ref for a in articles])
         refs = {a.ref for a in articles}
         return types.SimpleNamespace(findings=[finding for finding in flagged if set(finding.refs) <= refs],

@@ -46,7 +46,7 @@ def claims_stand_in(monkeypatch):
     about different things (both restricted to the articles of the set)."""
     stand_in = types.SimpleNamespace(findings=[], unrelated=set())
 
-    def detect_claim_conflicts(*, articles, now=None, vectors=None):
+    def detect_claim_conflicts(*, articles, now=None, vectors=None, judge=None):
         refs = {a.ref for a in articles}
         return types.SimpleNamespace(
             findings=[f for f in stand_in.findings if set(f.refs) <= refs],
