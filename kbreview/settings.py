@@ -348,7 +348,9 @@ EMBEDDING_ONNX_DIR = env.str("EMBEDDING_ONNX_DIR", default=str(BASE_DIR / "var" 
 # detector uses it: rules (off), veto (rule findings it does not call apart; it settles pairs it calls apart),
 # judge (it decides) or judge+rules (its findings and the rule findings it does not veto).
 JUDGE_DIR = env.str("JUDGE_DIR", default=str(BASE_DIR / "agents" / "judge_artefact"))
-JUDGE_MODE = env.str("JUDGE_MODE", default="judge+rules")
+# veto is the default: on the held-out report half it is the only mode that beats the rules without losing
+# F1 on kb-conflicts-dev (README, "The contradiction judge"), and it costs one judged pair per rule finding.
+JUDGE_MODE = env.str("JUDGE_MODE", default="veto")
 if JUDGE_MODE not in ("rules", "veto", "judge", "judge+rules"):
     raise ImproperlyConfigured(f"JUDGE_MODE={JUDGE_MODE!r}: use rules, veto, judge or judge+rules")
 EMBEDDING_DIM = 384

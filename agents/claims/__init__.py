@@ -23,7 +23,7 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference
+from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference, vetoed
 from .compare import (Contradiction, announced_changes, compare_claims, named_contacts, same_subject_prices,
                       transposed_contact)
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
@@ -143,8 +143,9 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                            min_confidence: float = REPORT_MIN_CONFIDENCE,
                            judge: JudgeSetup | None = None) -> ClaimDetection:
     """Findings (one per conflicting pair, sorted by refs, each with a confidence) and pair similarities.
-    With a `judge` (agents.claims.judged) the learned judge reads the best-aligned statement pairs and
-    decides by its mode; pairs whose every aligned statement pair it confidently calls apart are settled."""
+    With a `judge` (agents.claims.judged) the learned judge reads the statements by its mode: in `veto` only
+    those a rule flagged; in `judge` and `judge+rules` the best-aligned statement pairs of every article pair,
+    and pairs whose every aligned statement pair it confidently calls apart are settled."""
     today = now or dt.date.today()
     store = vectors or ClaimVectors(encoder)
     unique = {a.ref: a for a in articles}
@@ -182,7 +183,11 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                     or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or named_contacts(facts[ref_a], facts[ref_b], scopes[ref_a], scopes[ref_b], known_names=known))
         rule_findings[key] = best
-    if judge is not None and judge.mode != "rules":
+    if judge is not None and judge.mode == "veto":
+        for key, rule in rule_findings.items():
+            if rule is not None and vetoed(judge, rule):
+                rule_findings[key] = None
+    elif judge is not None and judge.mode != "rules":
         judgements = judge_pairs(judge, {key: items for key, items in aligned.items() if items})
         for key in aligned:
             judgement = judgements.get(key)

@@ -5,7 +5,7 @@ explanation concrete.
 Modes:
     rules        the rule families of compare.py alone (the detector before the judge)
     veto         the rules' findings, less those whose statements the judge calls different scope or
-                 unrelated; the judge adds no finding of its own, and settles pairs it calls apart
+                 unrelated; the judge reads only the statements a rule flagged (cheap) and adds no finding
     judge        the judge decides; values only explain
     judge+rules  the judge's findings, plus rule findings the judge does not veto, so a rule's concrete
                  reading survives where the judge is unsure
@@ -112,12 +112,18 @@ def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[int
     return out
 
 
+def vetoed(setup: JudgeSetup, rule: Contradiction) -> bool:
+    """The judge calls the statements a rule flagged different scope or unrelated, surely enough to drop it."""
+    verdict = setup.judge.judge([statement_pair(rule.a, rule.b)])[0]  # often judged already: from the cache
+    return verdict.settles_apart >= VETO_APART
+
+
 def judged_contradiction(setup: JudgeSetup, judgement: PairJudgement, rule: Contradiction | None
                          ) -> Contradiction | None:
     """The finding for one article pair under the setup's mode, its confidence calibrated."""
     calibration = setup.calibration
     judge_found = None
-    if judgement.best is not None and setup.mode != "veto":
+    if judgement.best is not None:
         a, b, verdict = judgement.best
         confidence = calibration.confidence(verdict.contradicts)
         if verdict.contradicts >= calibration.report_score and confidence >= setup.pair_min_confidence:
@@ -125,10 +131,8 @@ def judged_contradiction(setup: JudgeSetup, judgement: PairJudgement, rule: Cont
                                         said_a=a.claim.text, said_b=b.claim.text, a=a, b=b)
     if setup.mode == "judge":
         return judge_found
-    if rule is not None:  # judge+rules, veto
-        verdict = setup.judge.judge([statement_pair(rule.a, rule.b)])[0]  # usually judged above: from the cache
-        if verdict.settles_apart >= VETO_APART:
-            rule = None
+    if rule is not None and vetoed(setup, rule):  # judge+rules
+        rule = None
     if judge_found is None:
         return rule
     if rule is None:

@@ -144,3 +144,15 @@ def test_an_unknown_mode_is_refused():
 
 def test_labels_are_four_and_ordered():
     assert LABELS[CONTRADICTS] == "contradicts" and LABELS[UNRELATED] == "unrelated" and len(LABELS) == 4
+
+
+def test_veto_reads_only_what_a_rule_flagged_and_drops_what_it_calls_apart(vectors):
+    scorer = StubScorer()
+    setup = JudgeSetup(judge=CachedJudge(scorer), calibration=calibration(), mode="veto")
+    members = articles("Lockers cost €3 per day.", "For members, lockers cost €2 per day.")
+    assert detect_claim_conflicts(articles=members, now=NOW, vectors=vectors, judge=setup).findings == []
+    assert [len(call) for call in scorer.calls] == [2]  # one flagged statement pair, in both orders
+    # A rule finding the judge does not call apart stands, with the rule's own reading.
+    prices = articles("A bike locker costs €3 per day.", "Bike lockers are €5 per day.")
+    [finding] = detect_claim_conflicts(articles=prices, now=NOW, vectors=vectors, judge=setup).findings
+    assert finding.type == "price"
