@@ -92,6 +92,7 @@ def queue_context(
         "params": params,
         "can_review": allows(request, Role.REVIEWER),
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
+        "review_heading": "Dismissed by, when, why" if filters["status"] == ConflictStatus.DISMISSED else "Resolved by, when, note",
         "notice": notice,
         "notice_error": notice_error,
         # After a refused bulk action the rows stay ticked and the reason stays typed.

@@ -295,3 +295,29 @@ def test_kb_switcher_changes_the_current_knowledge_base(client, kb, other_kb, ar
     assert "Article 0" in client.get(reverse("conflict_queue"), {"kb": "acme"}).content.decode()
     assert client.post(reverse("kb_switch"), {"knowledge_base": 999999}).status_code == 404
     assert client.get(reverse("conflict_queue"), {"kb": "nope"}).status_code == 404
+
+
+def test_resolved_and_dismissed_tabs_say_who_when_and_why_in_the_consoles_words(client, kb, articles, reviewer):
+    """Issue 29 (9): the Resolved and Dismissed tabs showed neither who nor when nor the reason, and the
+    activity log said "processed → open" while every screen says "Resolved"."""
+    from conflicts.services import conflict_dismiss, conflict_reopen
+    from conflicts.services.review import conflict_resolve_by_deleting_older
+
+    a = articles
+    resolved = make_conflict(kb, a[0], a[1], explanation="Fares differ.")
+    dismissed = make_conflict(kb, a[2], a[3], explanation="Hours differ.")
+    conflict_resolve_by_deleting_older(conflict=resolved, actor=reviewer, note="The older page was retired.")
+    conflict_dismiss(conflict=dismissed, actor=reviewer, reason="Summer and winter hours, both right.")
+    client.force_login(reviewer)
+    for status, conflict, why in (("processed", resolved, "The older page was retired."),
+                                  ("dismissed", dismissed, "Summer and winter hours, both right.")):
+        html = client.get(reverse("conflict_queue"), {"status": status}).content.decode()
+        row = html[html.index(f'data-conflict="{conflict.pk}"'):]
+        row = row[:row.index("</tr>")]
+        conflict.refresh_from_db()
+        assert "rita" in row and why in row, row
+        assert conflict.reviewed_at.strftime("%Y-%m-%d %H:%M") in row, row
+    conflict_reopen(conflict=Conflict.objects.get(pk=resolved.pk), actor=reviewer)
+    page = client.get(reverse("conflict_detail", args=[resolved.pk])).content.decode()
+    assert "(Resolved → Open)" in page and "(Open → Resolved)" in page
+    assert "processed" not in page.replace('data-status="processed"', "").replace("status=processed", "")
