@@ -16,6 +16,14 @@ document.addEventListener("change", (event) => {
   form.querySelectorAll('input[name="ids"]').forEach((box) => { box.checked = event.target.checked; });
 });
 document.addEventListener("change", (event) => {
+  // A source's location says what it holds for the chosen kind (URLs, a sitemap, a folder, nothing for uploads).
+  if (!event.target.matches('select[name="kind"]')) return;
+  const location = event.target.form && event.target.form.querySelector("textarea[data-placeholders]");
+  if (!location) return;
+  const placeholders = JSON.parse(location.dataset.placeholders);
+  location.placeholder = placeholders[event.target.value] || "";
+});
+document.addEventListener("change", (event) => {
   // Selects that act at once (the knowledge-base switch); a handler here, not inline, for the CSP.
   if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
 });
