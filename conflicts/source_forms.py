@@ -6,6 +6,7 @@ import json
 from django import forms
 
 from articles.models import GonePolicy, SourceKind, SourceSchedule
+from conflicts.forms import TitleField
 
 
 # What the location holds, per kind: the field's placeholder follows the chosen kind (static/js/console.js).
@@ -45,7 +46,7 @@ class SourceForm(forms.Form):
 
 
 class DriftMergeForm(forms.Form):
-    title = forms.CharField(max_length=500)
+    title = TitleField()
     body = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}))
     note = forms.CharField(max_length=2000, required=False)
 

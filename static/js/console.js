@@ -28,6 +28,21 @@ document.addEventListener("change", (event) => {
   if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
 });
 
+// Fields with a length limit (article titles) count as you type and say when the text is too long;
+// the server refuses it with the same words, nothing is cut silently.
+document.addEventListener("input", (event) => {
+  const field = event.target;
+  if (!field.matches || !field.matches("[data-max-chars]")) return;
+  const note = document.querySelector(`[data-count-for="${field.id}"]`);
+  if (!note) return;
+  const limit = Number(field.dataset.maxChars);
+  const length = field.value.length;
+  note.textContent = length > limit
+    ? `${length} characters: at most ${limit} fit. Shorten it.`
+    : `${length} / ${limit} characters.`;
+  note.classList.toggle("error", length > limit);
+});
+
 // Plain (non-HTMX) forms: disable their buttons once submitted, so a slow answer is not sent twice.
 document.addEventListener("submit", (event) => {
   const form = event.target;

@@ -308,3 +308,20 @@ def test_restore_url_by_get_shows_the_confirm_page_when_reviewed_conflicts_would
     refused = client.get(url, follow=True)
     assert refused.status_code == 200 and "needs the reviewer role" in refused.content.decode()
     assert a.versions.count() == 2
+
+
+def test_a_too_long_title_is_said_at_the_form_never_cut(client, kb, reviewer):
+    """Issue 29 (13): the title input's maxlength cut a long title at 500 characters mid-word without a
+    word, and a too-long title posted anyway came back without a message."""
+    a = make_article(kb, "faq-hours", "The office opens at 9:00.", title="Office hours", index=False)
+    client.force_login(reviewer)
+    page = client.get(reverse("article_detail", args=[a.pk])).content.decode()
+    title_input = re.search(r'<input[^>]*name="title"[^>]*>', page).group(0)
+    assert "maxlength" not in title_input and 'data-max-chars="500"' in title_input
+    assert "At most 500 characters." in page
+    long_title = "Timetable " * 61  # 610 characters
+    response = client.post(reverse("article_edit", args=[a.pk]), {
+        "title": long_title, "body": "The office opens at 8:30.", "expected_version_id": a.current_version_id}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 400 and "The title is 609 characters long; at most 500 fit." in html
+    assert Article.objects.get(pk=a.pk).current_version.number == 1
