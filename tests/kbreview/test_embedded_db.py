@@ -41,6 +41,7 @@ def test_start_up_refuses_naming_the_folder(open_dir):
     embedded._check_server_user_can_enter(closed / "checkout")  # enterable is enough
 
 
+@pytest.mark.worker  # starts a PostgreSQL server of its own
 def test_the_embedded_server_can_be_stopped_and_the_scripts_stop_what_they_started(open_dir):
     """Issue 29 (4): Ctrl-C left the embedded PostgreSQL running after the console and after the tests."""
     import subprocess
