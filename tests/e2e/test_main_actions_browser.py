@@ -115,7 +115,9 @@ def test_deleted_article_restore_by_get_shows_the_confirm_page(browser, live_ser
                                                           action="delete")])
     make_user("rita", kb, "reviewer")
     page = browser.new_page()
-    sign_in(page, live_server.url, "rita", next_path=f"/articles/{old.pk}/restore/")
+    sign_in(page, live_server.url, "rita", next_path=f"/articles/{old.pk}/")
+    # Opened by GET (a shared link): the confirm page (its first claim check loads the detector: be patient).
+    page.goto(f"{live_server.url}/articles/{old.pk}/restore/", timeout=180_000)
     expect(page.locator(".confirm-restore h2")).to_contain_text("1 reviewed conflict will come back to Open")
     one_navigation_bar(page)
     page.click(".confirm-restore button[type=submit]")
