@@ -275,6 +275,22 @@ def source_files_upload(*, source: Source, files: list[tuple[str, bytes]], actor
     return stored
 
 
+def source_file_remove(*, source: Source, file_id: int, actor=None) -> str:
+    """Remove an uploaded file (audited); the next sync treats its articles as gone from the source (by the
+    source's policy) and no longer reports the file's errors. Returns the file's name."""
+    if source.kind != SourceKind.UPLOAD:
+        raise SourceInputError(f"files: {source.name} is not an uploaded-files source")
+    with transaction.atomic():
+        stored = SourceFile.objects.select_for_update().filter(source=source, pk=file_id).only("pk", "name", "size", "sha256").first()
+        if stored is None:
+            raise SourceInputError("files: no such file in this source (already removed?)")
+        name = stored.name
+        audit_event_record(action=AuditAction.SOURCE_CHANGED, target=source, knowledge_base=source.knowledge_base,
+                           actor=actor, removed_file={"name": name, "size": stored.size, "sha256": stored.sha256})
+        stored.delete()
+    return name
+
+
 # --- sync jobs -----------------------------------------------------------------------------------
 
 

@@ -11,10 +11,13 @@ from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
 
 
+QUERY_MAX_CHARS = 200
+
+
 class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(choices=ConflictStatus.choices, required=False)
     type = forms.ChoiceField(choices=[("", "All types"), *ConflictType.choices], required=False)
-    q = forms.CharField(required=False, max_length=200, label="Search")
+    q = forms.CharField(required=False, max_length=QUERY_MAX_CHARS, label="Search")
     article = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     regressed = forms.BooleanField(required=False, label="Regressed only")
     assignee = forms.ChoiceField(
@@ -27,8 +30,10 @@ class QueueFilterForm(forms.Form):
     )
 
     def values(self) -> dict:
-        """The cleaned filters with defaults; invalid input falls back to the defaults rather than erroring."""
-        data = self.cleaned_data if self.is_valid() else {}
+        """The cleaned filters with defaults; a field that does not validate falls back to its default on its
+        own (the others still apply). An over-long search is not dropped silently: see query_problem()."""
+        self.is_valid()
+        data = self.cleaned_data  # only the fields that validated
         sort = data.get("sort") or "impact"
         return {
             "status": data.get("status") or ConflictStatus.OPEN,
@@ -40,6 +45,18 @@ class QueueFilterForm(forms.Form):
             "snoozed": bool(data.get("snoozed")),
             "sort": sort if sort in QUEUE_SORTS else "impact",
         }
+
+
+    def query_problem(self) -> str:
+        """What is wrong with the search as typed, or "" (the queue then shows nothing rather than everything)."""
+        if "q" not in self.errors:
+            return ""
+        length = len(self.data.get("q", ""))
+        return (f"The search is {length} characters long; at most {QUERY_MAX_CHARS} are searched. "
+                "Shorten it (a few words, \"quoted phrases\" and -exclusions work best).")
+
+    def raw_query(self) -> str:
+        return str(self.data.get("q", ""))[:2000]
 
 
 class SnoozeForm(forms.Form):
@@ -209,8 +226,28 @@ class VersionRestoreForm(forms.Form):
     expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
 
 
+TITLE_MAX_CHARS = 500  # Article.title / ArticleVersion.title
+
+
+class TitleField(forms.CharField):
+    """An article title: at most TITLE_MAX_CHARS, said at the form. No `maxlength` on the input: the browser
+    cut a pasted long title there mid-word without a word; the page counts as you type (console.js) and the
+    server names the length."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", f"At most {TITLE_MAX_CHARS} characters.")
+        super().__init__(max_length=TITLE_MAX_CHARS, error_messages={
+            "max_length": "The title is %(show_value)d characters long; at most %(limit_value)d fit. Shorten it."}, **kwargs)
+
+    def widget_attrs(self, widget):
+        attrs = super().widget_attrs(widget)
+        attrs.pop("maxlength", None)
+        attrs["data-max-chars"] = str(TITLE_MAX_CHARS)
+        return attrs
+
+
 class ArticleEditForm(forms.Form):
-    title = forms.CharField(max_length=500)
+    title = TitleField()
     body = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 14}))
     expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
     note = forms.CharField(required=False, max_length=2000)

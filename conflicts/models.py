@@ -139,6 +139,11 @@ class ConflictStatus(models.TextChoices):
 STATUS_ALIASES = {"resolved": ConflictStatus.PROCESSED}
 
 
+def status_label(value: str) -> str:
+    """What screens, e-mails and the activity log call a stored status ("processed" → "Resolved")."""
+    return ConflictStatus(value).label if value in ConflictStatus.values else value
+
+
 class ConflictSubstatus(models.TextChoices):
     """A marker beside the status (never a fourth status): why an open conflict is in Open."""
 
@@ -376,6 +381,15 @@ class ConflictActivity(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["conflict", "-created_at"])]
+
+    # The console's words for the statuses ("Resolved", never the stored "processed").
+    @property
+    def from_status_label(self) -> str:
+        return status_label(self.from_status)
+
+    @property
+    def to_status_label(self) -> str:
+        return status_label(self.to_status)
 
 
 class TokenScope(models.TextChoices):

@@ -43,7 +43,7 @@ import json  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 from django.contrib.postgres.expressions import ArraySubquery  # noqa: E402
-from django.contrib.postgres.search import SearchQuery  # noqa: E402
+from django.contrib.postgres.search import SearchQuery, SearchVectorExact, SearchVectorField  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Aggregate, BooleanField, Count, F, FloatField, Func, Q, Sum  # noqa: E402
 from django.db.models.functions import TruncDate  # noqa: E402
@@ -194,14 +194,35 @@ def _text_search_q(*, knowledge_base: KnowledgeBase, query: str) -> Q:
     The articles come in as `= ANY(ARRAY(subquery))`, not `IN (subquery)`: PostgreSQL estimates a
     hashed IN-subplan at half the rows, so a word no conflict contains made it walk the whole queue
     index; with ANY(ARRAY) the estimate follows the text match, so a rare word is a BitmapOr of the three
-    indexes and a common one a walk of the queue index that stops at the page's last row."""
+    indexes and a common one a walk of the queue index that stops at the page's last row.
+
+    The indexed test looks at each text alone, so `islander -terms` passed a conflict whose title has
+    "islander" and whose passage has "terms". The whole query (exclusions included) is then checked once
+    more on the conflict's text and both titles together; a conflict found by an article's ref needs
+    no words."""
     words = SearchQuery(query, search_type="websearch", config="english")
-    articles = ArraySubquery(
-        Article.objects.filter(Q(title_vector=words) | Q(external_ref__icontains=query), knowledge_base=knowledge_base)
-        .order_by()
-        .values("pk")
+    titled = ArraySubquery(
+        Article.objects.filter(title_vector=words, knowledge_base=knowledge_base).order_by().values("pk")
     )
-    return Q(search_vector=words) | Q(_EqualsAny(F("article_low_id"), articles)) | Q(_EqualsAny(F("article_high_id"), articles))
+    by_ref = ArraySubquery(
+        Article.objects.filter(external_ref__icontains=query, knowledge_base=knowledge_base).order_by().values("pk")
+    )
+    any_text = Q(search_vector=words) | Q(_EqualsAny(F("article_low_id"), titled)) | Q(_EqualsAny(F("article_high_id"), titled))
+    whole = SearchVectorExact(_WholeText(), words)
+    return (any_text & Q(whole)) | Q(_EqualsAny(F("article_low_id"), by_ref)) | Q(_EqualsAny(F("article_high_id"), by_ref))
+
+
+class _WholeText(Func):
+    """A conflict's searchable text and both article titles as one tsvector."""
+
+    template = (
+        "(COALESCE(%(expressions)s, ''::tsvector))"
+    )
+    arg_joiner = ", ''::tsvector) || COALESCE("
+    output_field = SearchVectorField()
+
+    def __init__(self):
+        super().__init__(F("search_vector"), F("article_low__title_vector"), F("article_high__title_vector"))
 
 
 class _EqualsAny(Func):

@@ -41,6 +41,7 @@ urlpatterns = [
     path("sources/<int:pk>/", source_views.source_detail, name="source_detail"),
     path("sources/<int:pk>/sync/", source_views.source_sync_start, name="source_sync_start"),
     path("sources/<int:pk>/upload/", source_views.source_upload, name="source_upload"),
+    path("sources/<int:pk>/files/<int:file_pk>/remove/", source_views.source_file_remove_view, name="source_file_remove"),
     path("sources/syncs/<int:pk>/", source_views.source_sync_progress, name="source_sync_progress"),
     path("sources/pages/<int:pk>/confirm-gone/", source_views.source_page_confirm_gone, name="source_page_confirm_gone"),
     path("source-changes/", source_views.drift_list, name="drift_list"),

@@ -287,8 +287,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- notifications (webhooks, e-mail, the daily digest) -----------------------------------------
-# Links in e-mails and webhook payloads point here.
-CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# The one site address every link in a message (e-mails, the digest, webhook payloads) starts with.
+# Unset: the local address on the run command's port (WEB_PORT), so links follow the port it serves.
+CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="").rstrip("/") or f"http://127.0.0.1:{env.int('WEB_PORT', default=8000)}"
 # Django's mail framework; the console backend (prints each message) until SMTP is configured.
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")

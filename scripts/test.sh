@@ -19,4 +19,6 @@ if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 ping >/dev/n
     redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
   fi
 fi
-exec .venv/bin/python -m pytest "$@"
+# Not exec: the shell stays to stop the embedded PostgreSQL afterwards if this run started it.
+. scripts/stop_embedded_db_on_exit.sh
+.venv/bin/python -m pytest "$@"

@@ -60,6 +60,9 @@ def test_every_console_url_answers_404_for_another_knowledge_bases_objects(kb, w
         if "version_pk" in converters:  # my article with their version
             mixed = reverse(name, kwargs={"pk": world["mine"]["article"].pk, "version_pk": world["theirs"]["version"].pk})
             assert client.post(mixed).status_code == 404
+        if "file_pk" in converters:  # my source with their file
+            mixed = reverse(name, kwargs={"pk": world["mine"]["upload_source"].pk, "file_pk": world["theirs"]["source_file"].pk})
+            assert client.post(mixed).status_code == 404
     assert checked >= 40
 
 

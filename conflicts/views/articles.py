@@ -6,7 +6,8 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from articles import selectors as article_selectors
 from articles.models import Article, ArticleStatus, ArticleVersion, Role
@@ -101,7 +102,9 @@ def article_detail(request, pk: int):
 
 def _back(request, article: Article, message: str):
     messages.success(request, message)
-    return redirect(reverse("article_detail", args=[article.pk]))
+    url = reverse("article_detail", args=[article.pk])
+    # An HTMX post (the edit form swaps itself) must load the article page, not paint it inside the form.
+    return HttpResponseClientRedirect(url) if getattr(request, "htmx", False) else redirect(url)
 
 
 @kb_view(write=Role.REVIEWER)
@@ -136,7 +139,7 @@ def _confirm_restore(request, article: Article, *, version: ArticleVersion | Non
     """Before a restore that would bring reviewed conflicts back: say which, and ask to confirm.
 
     Returns the confirmation page, or None when nothing would come back or the user confirmed."""
-    if request.POST.get("confirm") == "1":
+    if request.method == "POST" and request.POST.get("confirm") == "1":
         return None
     coming_back = selectors.conflicts_brought_back(knowledge_base=request.kb, article=article, version=version)
     if not coming_back:
@@ -145,10 +148,32 @@ def _confirm_restore(request, article: Article, *, version: ArticleVersion | Non
     return render_page(request, "conflicts/articles/restore_confirm.html", context)
 
 
+def _restore_by_get(request, article: Article, *, version: ArticleVersion | None):
+    """A restore URL opened by GET (a reload of the confirm page, the back button, a shared link) restores
+    nothing: a reviewer sees the confirm page again when reviewed conflicts would come back, anyone else
+    goes back to the article with a word on what to do."""
+    deleted = article.status == ArticleStatus.DELETED
+    applicable = deleted if version is None else (not deleted and version.pk != article.current_version_id)
+    if applicable and allows(request, Role.REVIEWER):
+        confirmation = _confirm_restore(request, article, version=version, expected=None if version is None
+                                        else article.current_version_id)
+        if confirmation is not None:
+            return confirmation
+        what = "Restore this article" if version is None else f"Restore this version (v{version.number})"
+        messages.info(request, f"Nothing was restored yet: use “{what}” below.")
+    elif applicable:
+        messages.info(request, "Nothing was restored: restoring needs the reviewer role.")
+    else:
+        messages.info(request, "Nothing to restore: this is already the current text.")
+    return redirect(reverse("article_detail", args=[article.pk]))
+
+
 @kb_view(write=Role.REVIEWER)
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def article_restore_view(request, pk: int):
     article = _article_or_404(request, pk)
+    if request.method != "POST":
+        return _restore_by_get(request, article, version=None)
     confirmation = _confirm_restore(request, article, version=None)
     if confirmation is not None:
         return confirmation
@@ -157,12 +182,14 @@ def article_restore_view(request, pk: int):
 
 
 @kb_view(write=Role.REVIEWER)
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def article_version_restore_view(request, pk: int, version_pk: int):
     article = _article_or_404(request, pk)
     version = article_selectors.article_version_get(article=article, version_id=version_pk)
     if version is None:
         raise Http404("Unknown version.")
+    if request.method != "POST":
+        return _restore_by_get(request, article, version=version)
     try:
         expected = int(request.POST.get("expected_version_id", ""))
     except ValueError:

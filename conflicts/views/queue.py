@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from articles.models import Role
 from articles.selectors import article_title
 from conflicts import selectors
-from conflicts.forms import BulkActionForm, QueueFilterForm, SnoozeForm
+from conflicts.forms import QUERY_MAX_CHARS, BulkActionForm, QueueFilterForm, SnoozeForm
 from conflicts.models import ConflictStatus, ConflictType
 from conflicts.permissions import allows, kb_view
 from conflicts.services.review import (
@@ -41,16 +41,21 @@ def _url_params(filters: dict) -> dict:
 
 def queue_context(
     request, *, filters: dict, position=None, notice: str = "", notice_error: bool = False,
-    selected_ids: frozenset = frozenset(), bulk_reason: str = "",
+    selected_ids: frozenset = frozenset(), bulk_reason: str = "", refused_query: str = "",
 ) -> dict:
     kb = request.kb
-    counts = selectors.conflict_tab_counts(
-        knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
-        regressed=filters["regressed"], assignee=filters["assignee"], user=request.user, snoozed=filters["snoozed"],
-    )
     position = _position(position or {})
-    queryset = selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters)
-    page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
+    if refused_query:
+        # A search that cannot run shows nothing (with the reason), never the whole queue as if none was asked.
+        counts = dict.fromkeys(ConflictStatus.values, 0)
+        page = selectors.QueuePage(conflicts=[], first_key="", last_key="", has_next=False, has_previous=False)
+    else:
+        counts = selectors.conflict_tab_counts(
+            knowledge_base=kb, type=filters["type"], query=filters["query"], article_id=filters["article_id"],
+            regressed=filters["regressed"], assignee=filters["assignee"], user=request.user, snoozed=filters["snoozed"],
+        )
+        queryset = selectors.conflict_queue(knowledge_base=kb, user=request.user, **filters)
+        page = selectors.conflict_queue_page(conflicts=queryset, sort=filters["sort"], size=PAGE_SIZE, **position)
     params = _url_params(filters)
     base = reverse("conflict_queue")
     conflicts = with_explanations(page.conflicts)
@@ -67,6 +72,8 @@ def queue_context(
     return {
         "filters": filters,
         "filter_form": QueueFilterForm(initial={**params, "sort": filters["sort"]}),
+        "query_shown": refused_query or filters["query"],
+        "query_max": QUERY_MAX_CHARS,
         "tabs": tabs,
         "page": page,
         "total": counts[filters["status"]],
@@ -85,6 +92,7 @@ def queue_context(
         "params": params,
         "can_review": allows(request, Role.REVIEWER),
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
+        "review_heading": "Dismissed by, when, why" if filters["status"] == ConflictStatus.DISMISSED else "Resolved by, when, note",
         "notice": notice,
         "notice_error": notice_error,
         # After a refused bulk action the rows stay ticked and the reason stays typed.
@@ -101,7 +109,13 @@ def queue_context(
 
 @kb_view()
 def conflict_queue(request):
-    filters = QueueFilterForm(request.GET).values()
+    form = QueueFilterForm(request.GET)
+    filters = form.values()
+    problem = form.query_problem()
+    if problem:
+        context = queue_context(request, filters=filters, position=request.GET, notice=problem, notice_error=True,
+                                refused_query=form.raw_query())
+        return render_page(request, "conflicts/queue.html", context, partial="queue", status=400)
     context = queue_context(request, filters=filters, position=request.GET)
     return render_page(request, "conflicts/queue.html", context, partial="queue")
 

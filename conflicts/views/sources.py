@@ -15,6 +15,7 @@ from articles.services import ArticleInputError, StaleVersionError
 from articles.sources import (
     SourceInputError,
     source_create,
+    source_file_remove,
     source_files_upload,
     source_page_gone_confirm,
     source_sync_request,
@@ -40,15 +41,28 @@ def _source_or_404(request, pk: int):
     return source
 
 
-def _sync_context(sync) -> dict:
+def _sync_context(sync, *, recent: bool = False) -> dict:
+    """One sync's progress; with `recent`, also the source's recent syncs, sent out of band with a
+    partial so the "Recent syncs" table follows the sync without a reload."""
     if sync is None:
         return {"sync": None}
-    return {
+    context = {
         "sync": sync,
         "sync_active": sync.status in ACTIVE_SYNC_STATUSES,
         "sync_percent": int(100 * sync.done / sync.total) if sync.total else (100 if sync.status == "done" else 0),
         "sync_errors": sync.page_errors[:ERRORS_SHOWN],
     }
+    if recent:
+        context.update(syncs=selectors.source_syncs(source=sync.source), recent_oob=True)
+    return context
+
+
+def _file_rows(source, last_sync) -> list[dict]:
+    """The uploaded files, each with the error the last sync reported for it (if any)."""
+    errors = {}
+    for item in (last_sync.page_errors if last_sync else []):
+        errors.setdefault(item.get("key", ""), item.get("error", ""))
+    return [{"file": f, "error": errors.get(f.name, "")} for f in source.files.only("pk", "name", "size", "uploaded_at")]
 
 
 @kb_view(read=Role.VIEWER, write=Role.OPS)
@@ -74,15 +88,16 @@ def source_list_view(request):
     return render_page(request, LIST_TEMPLATE, context, partial="create-form" if status == 400 else None, status=status)
 
 
-def _detail_context(request, source, **extra) -> dict:
+def _detail_context(request, source, *, shown_sync=None, **extra) -> dict:
     syncs = selectors.source_syncs(source=source)
+    latest = syncs[0] if syncs else None
     return {
         "source": source,
         "syncs": syncs,
-        **_sync_context(syncs[0] if syncs else None),
+        **_sync_context(shown_sync or latest),
         "awaiting_gone": list(selectors.source_pages(source=source, state=PageState.GONE_PENDING)),
         "failing_pages": list(selectors.source_pages(source=source, failing=True)[:ERRORS_SHOWN]),
-        "files": list(source.files.only("name", "size", "uploaded_at")) if source.kind == SourceKind.UPLOAD else [],
+        "files": _file_rows(source, latest) if source.kind == SourceKind.UPLOAD else [],
         "can_ops": allows(request, Role.OPS),
         "upload_error": "",
         **extra,
@@ -120,7 +135,7 @@ def source_sync_start(request, pk: int):
     if not request.htmx:
         messages.success(request, f"Sync of {source.name} started.")
         return redirect(reverse("source_detail", args=[source.pk]))
-    return render_page(request, DETAIL_TEMPLATE, {"source": source, **_sync_context(sync)}, partial="sync")
+    return render_page(request, DETAIL_TEMPLATE, {"source": source, **_sync_context(sync, recent=True)}, partial="sync")
 
 
 @kb_view(read=Role.VIEWER, write=Role.OPS)
@@ -130,8 +145,14 @@ def source_sync_progress(request, pk: int):
     if sync is None:
         raise Http404("No such sync in this knowledge base.")
     if request.htmx:
-        return render_page(request, DETAIL_TEMPLATE, {"source": sync.source, **_sync_context(sync)}, partial="sync")
-    return redirect(reverse("source_detail", args=[sync.source_id]))
+        return render_page(request, DETAIL_TEMPLATE, {"source": sync.source, **_sync_context(sync, recent=True)},
+                           partial="sync")
+    # Opened as a page (a link, a reload): the source's page showing this sync, not its latest.
+    source = sync.source
+    initial = {f: getattr(source, f) for f in ("name", "kind", "location", "schedule", "gone_policy")}
+    form = SourceForm(initial=initial)
+    form.fields["kind"].disabled = True
+    return render_page(request, DETAIL_TEMPLATE, _detail_context(request, source, shown_sync=sync, settings_form=form))
 
 
 @kb_view(read=Role.OPS, write=Role.OPS)
@@ -154,7 +175,26 @@ def source_upload(request, pk: int):
     if not request.htmx:
         messages.success(request, "Files uploaded; syncing.")
         return redirect(reverse("source_detail", args=[source.pk]))
-    return render_page(request, DETAIL_TEMPLATE, {"source": source, **_sync_context(sync)}, partial="sync")
+    return render_page(request, DETAIL_TEMPLATE, {"source": source, **_sync_context(sync, recent=True)}, partial="sync")
+
+
+@kb_view(read=Role.OPS, write=Role.OPS)
+@require_POST
+def source_file_remove_view(request, pk: int, file_pk: int):
+    """Remove one uploaded file, then sync: its articles leave by the source's policy, its errors stop."""
+    source = _source_or_404(request, pk)
+    if not source.files.filter(pk=file_pk).exists():
+        raise Http404("No such file in this source.")
+    try:
+        name = source_file_remove(source=source, file_id=file_pk, actor=request.user)
+    except SourceInputError as exc:
+        messages.error(request, str(exc).removeprefix("files: "))
+    else:
+        source_sync_request(source=source, trigger=SyncTrigger.MANUAL, actor=request.user)
+        messages.success(request, f"Removed {name}; syncing, so its articles leave the source "
+                                  f"({source.get_gone_policy_display().lower()}).")
+    url = reverse("source_detail", args=[source.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @kb_view(read=Role.OPS, write=Role.OPS)

@@ -70,3 +70,44 @@ def ensure_database(*, socket_dir: str, user: str, name: str) -> None:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def embedded_server_pid(pgdata: Path) -> int | None:
+    """The pid of the embedded server running from `pgdata`, or None (no server, or a stale pid file)."""
+    import psutil
+
+    try:
+        pid = int((Path(pgdata) / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+    try:
+        process = psutil.Process(pid)
+        return pid if process.name().startswith("postgres") else None
+    except psutil.Error:
+        return None
+
+
+def embedded_server_stop(pgdata: Path, *, timeout_s: float = 30.0) -> bool:
+    """Stop the embedded server running from `pgdata` (PostgreSQL's fast shutdown: open sessions are
+    ended, nothing committed is lost). Returns whether one was running. The server is shared by the web,
+    workers and tests of this checkout, so only the command that started it stops it (scripts/*.sh)."""
+    import signal
+    import time
+
+    import psutil
+
+    pid = embedded_server_pid(pgdata)
+    if pid is None:
+        return False
+    process = psutil.Process(pid)
+    process.send_signal(signal.SIGINT)  # fast shutdown
+    try:
+        process.wait(timeout_s)
+    except psutil.TimeoutExpired:
+        process.send_signal(signal.SIGQUIT)  # immediate shutdown; recovery runs at the next start
+        process.wait(10)
+    deadline = time.monotonic() + 5
+    while (Path(pgdata) / "postmaster.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _socket_dirs.pop(Path(pgdata).resolve(), None)
+    return True

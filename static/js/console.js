@@ -16,8 +16,31 @@ document.addEventListener("change", (event) => {
   form.querySelectorAll('input[name="ids"]').forEach((box) => { box.checked = event.target.checked; });
 });
 document.addEventListener("change", (event) => {
+  // A source's location says what it holds for the chosen kind (URLs, a sitemap, a folder, nothing for uploads).
+  if (!event.target.matches('select[name="kind"]')) return;
+  const location = event.target.form && event.target.form.querySelector("textarea[data-placeholders]");
+  if (!location) return;
+  const placeholders = JSON.parse(location.dataset.placeholders);
+  location.placeholder = placeholders[event.target.value] || "";
+});
+document.addEventListener("change", (event) => {
   // Selects that act at once (the knowledge-base switch); a handler here, not inline, for the CSP.
   if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
+});
+
+// Fields with a length limit (article titles) count as you type and say when the text is too long;
+// the server refuses it with the same words, nothing is cut silently.
+document.addEventListener("input", (event) => {
+  const field = event.target;
+  if (!field.matches || !field.matches("[data-max-chars]")) return;
+  const note = document.querySelector(`[data-count-for="${field.id}"]`);
+  if (!note) return;
+  const limit = Number(field.dataset.maxChars);
+  const length = field.value.length;
+  note.textContent = length > limit
+    ? `${length} characters: at most ${limit} fit. Shorten it.`
+    : `${length} / ${limit} characters.`;
+  note.classList.toggle("error", length > limit);
 });
 
 // Plain (non-HTMX) forms: disable their buttons once submitted, so a slow answer is not sent twice.

@@ -29,6 +29,11 @@ def ops(kb):
     return make_user("otto", kb, "ops")
 
 
+@pytest.fixture
+def viewer(kb):
+    return make_user("vera", kb, "viewer")
+
+
 def test_article_list_search_and_deleted_toggle(client, kb, reviewer):
     make_article(kb, "faq-pets", "Dogs travel free.", title="Travelling with pets", index=False)
     gone = make_article(kb, "faq-old", "Old text.", title="Old timetable", index=False)
@@ -247,3 +252,76 @@ def test_undelete_of_the_article_a_review_deleted_asks_first(client, kb, reviewe
     assert Article.objects.get(pk=a.pk).status == ArticleStatus.DELETED
     assert client.post(reverse("article_restore", args=[a.pk]), {"confirm": "1"}).status_code == 302
     assert Article.objects.get(pk=a.pk).status == ArticleStatus.ACTIVE
+
+
+def test_saving_from_the_article_page_loads_the_page_not_a_page_inside_the_form(client, kb, reviewer):
+    """Issue 29 (1): the edit form posts by HTMX and swaps itself; a success must send the browser to
+    the article page (HX-Redirect), never answer a whole page for the form's place."""
+    a = make_article(kb, "faq-hours", "The office opens at 9:00.", title="Office hours", index=False)
+    client.force_login(reviewer)
+    data = {"title": "Office hours", "body": "The office opens at 8:30.", "expected_version_id": a.current_version_id}
+    response = client.post(reverse("article_edit", args=[a.pk]), data, **HTMX)
+    assert response.status_code == 200 and response["HX-Redirect"] == reverse("article_detail", args=[a.pk])
+    assert b"<nav" not in response.content
+    page = client.get(response["HX-Redirect"]).content.decode()
+    assert page.count("<nav") == 1 and "Saved as a new version" in page and "8:30" in page
+
+
+def _restorable(kb):
+    a = make_article(kb, "faq-fares", "A car ticket costs €25.", title="Car fares", index=False)
+    v1 = a.current_version
+    article_edit(article=a, expected_version_id=v1.pk, body="A car ticket costs €28.")
+    a.refresh_from_db()
+    return a, v1
+
+
+def test_restore_urls_opened_by_get_go_back_to_the_article(client, kb, reviewer):
+    """Issue 29 (7): a reload, the back button or a shared link opens the restore URL by GET: never a
+    blank 405, and nothing is restored."""
+    a, v1 = _restorable(kb)
+    client.force_login(reviewer)
+    response = client.get(reverse("article_version_restore", args=[a.pk, v1.pk]), follow=True)
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse("article_detail", args=[a.pk])
+    assert "Nothing was restored yet" in response.content.decode()
+    assert a.versions.count() == 2
+    gone = make_article(kb, "faq-old", "Old text.", title="Old", index=False)
+    article_delete(article=gone)
+    response = client.get(reverse("article_restore", args=[gone.pk]), follow=True)
+    assert response.status_code == 200 and "Restore this article" in response.content.decode()
+    assert Article.objects.get(pk=gone.pk).status == ArticleStatus.DELETED
+
+
+def test_restore_url_by_get_shows_the_confirm_page_when_reviewed_conflicts_would_come_back(client, kb, reviewer, viewer):
+    a, v1 = _restorable(kb)
+    b = make_article(kb, "faq-fares-new", "A car ticket costs €32.", title="New fares", index=False)
+    conflict = make_conflict(kb, a, b)
+    from conflicts.services import conflict_dismiss
+
+    conflict_dismiss(conflict=conflict, reason="Both right.")
+    client.force_login(reviewer)
+    url = reverse("article_version_restore", args=[a.pk, v1.pk])
+    page = client.get(url)
+    html = page.content.decode()
+    assert page.status_code == 200 and "will come back to Open" in html and "Restore anyway" in html
+    assert f'name="expected_version_id" value="{a.current_version_id}"' in html
+    client.force_login(viewer)
+    refused = client.get(url, follow=True)
+    assert refused.status_code == 200 and "needs the reviewer role" in refused.content.decode()
+    assert a.versions.count() == 2
+
+
+def test_a_too_long_title_is_said_at_the_form_never_cut(client, kb, reviewer):
+    """Issue 29 (13): the title input's maxlength cut a long title at 500 characters mid-word without a
+    word, and a too-long title posted anyway came back without a message."""
+    a = make_article(kb, "faq-hours", "The office opens at 9:00.", title="Office hours", index=False)
+    client.force_login(reviewer)
+    page = client.get(reverse("article_detail", args=[a.pk])).content.decode()
+    title_input = re.search(r'<input[^>]*name="title"[^>]*>', page).group(0)
+    assert "maxlength" not in title_input and 'data-max-chars="500"' in title_input
+    assert "At most 500 characters." in page
+    long_title = "Timetable " * 61  # 610 characters
+    response = client.post(reverse("article_edit", args=[a.pk]), {
+        "title": long_title, "body": "The office opens at 8:30.", "expected_version_id": a.current_version_id}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 400 and "The title is 609 characters long; at most 500 fit." in html
+    assert Article.objects.get(pk=a.pk).current_version.number == 1

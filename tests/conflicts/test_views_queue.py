@@ -113,6 +113,38 @@ def test_text_search_uses_words_stems_passages_titles_and_refs(client, kb, artic
     assert get("nothing-like-this") == []
 
 
+def test_search_exclusion_holds_across_the_conflicts_text_and_its_titles(client, kb, reviewer):
+    """Issue 29 (8): `islander -terms` left in a conflict whose title has "islander" and whose passage has
+    "terms": each text was tested alone."""
+    islander = make_article(kb, "faq-islander", "Residents pay less.", title="Islander discount", index=False)
+    other = make_article(kb, "faq-other", "Residents pay the standard fare.", title="Standard fares", index=False)
+    third = make_article(kb, "faq-third", "Everyone pays the same.", title="Islander cards", index=False)
+    with_terms = make_conflict(kb, islander, other, explanation="The discounts differ.",
+                               snippets=("see the terms of the card", "no discount"))
+    plain = make_conflict(kb, third, other, explanation="The fares differ.")
+    client.force_login(reviewer)
+    get = lambda q: sorted(c.pk for c in client.get(reverse("conflict_queue"), {"q": q}).context["conflicts"])  # noqa: E731
+    assert get("islander") == sorted([with_terms.pk, plain.pk])
+    assert get("islander -terms") == [plain.pk]
+    assert get("islander -standard") == []  # the other side's title counts too
+    assert get("-terms") == [plain.pk]
+    assert get("faq-islander") == [with_terms.pk]  # a ref needs no words
+
+
+def test_an_over_long_search_is_refused_with_a_message_not_dropped(client, kb, articles, reviewer):
+    make_conflict(kb, articles[0], articles[1], explanation="Fares differ.")
+    client.force_login(reviewer)
+    long_query = "fares " * 100
+    response = client.get(reverse("conflict_queue"), {"q": long_query, "type": "price"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 400 and "<html" not in html
+    assert "600 characters" in html and "at most 200" in html
+    assert "conflict-row" not in html  # never the whole queue as if nothing was asked
+    full = client.get(reverse("conflict_queue"), {"q": long_query, "type": "price"})
+    assert full.status_code == 400
+    assert list(full.context["conflicts"]) == [] and full.context["filters"]["type"] == "price"  # other filters hold
+
+
 def test_text_search_follows_a_renamed_article_and_counts_leave_out_snoozed_ones(client, kb, articles, reviewer):
     """Titles are searched through a tsvector PostgreSQL keeps with the row: a renamed article is found by its
     new title at once (and no longer by the old one). The tab counts under a search leave out snoozed conflicts,
@@ -263,3 +295,29 @@ def test_kb_switcher_changes_the_current_knowledge_base(client, kb, other_kb, ar
     assert "Article 0" in client.get(reverse("conflict_queue"), {"kb": "acme"}).content.decode()
     assert client.post(reverse("kb_switch"), {"knowledge_base": 999999}).status_code == 404
     assert client.get(reverse("conflict_queue"), {"kb": "nope"}).status_code == 404
+
+
+def test_resolved_and_dismissed_tabs_say_who_when_and_why_in_the_consoles_words(client, kb, articles, reviewer):
+    """Issue 29 (9): the Resolved and Dismissed tabs showed neither who nor when nor the reason, and the
+    activity log said "processed → open" while every screen says "Resolved"."""
+    from conflicts.services import conflict_dismiss, conflict_reopen
+    from conflicts.services.review import conflict_resolve_by_deleting_older
+
+    a = articles
+    resolved = make_conflict(kb, a[0], a[1], explanation="Fares differ.")
+    dismissed = make_conflict(kb, a[2], a[3], explanation="Hours differ.")
+    conflict_resolve_by_deleting_older(conflict=resolved, actor=reviewer, note="The older page was retired.")
+    conflict_dismiss(conflict=dismissed, actor=reviewer, reason="Summer and winter hours, both right.")
+    client.force_login(reviewer)
+    for status, conflict, why in (("processed", resolved, "The older page was retired."),
+                                  ("dismissed", dismissed, "Summer and winter hours, both right.")):
+        html = client.get(reverse("conflict_queue"), {"status": status}).content.decode()
+        row = html[html.index(f'data-conflict="{conflict.pk}"'):]
+        row = row[:row.index("</tr>")]
+        conflict.refresh_from_db()
+        assert "rita" in row and why in row, row
+        assert conflict.reviewed_at.strftime("%Y-%m-%d %H:%M") in row, row
+    conflict_reopen(conflict=Conflict.objects.get(pk=resolved.pk), actor=reviewer)
+    page = client.get(reverse("conflict_detail", args=[resolved.pk])).content.decode()
+    assert "(Resolved → Open)" in page and "(Open → Resolved)" in page
+    assert "processed" not in page.replace('data-status="processed"', "").replace("status=processed", "")

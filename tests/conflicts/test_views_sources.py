@@ -173,3 +173,71 @@ def test_ops_change_a_sources_schedule_and_bad_input_names_the_field(client, kb,
     assert bad.status_code == 400 and "is not an http(s) address" in bad.content.decode()
     client.force_login(viewer)
     assert client.post(reverse("source_detail", args=[source.pk]), data).status_code == 403
+
+
+def _upload(client, source, files, capture):
+    with capture(execute=True):
+        return client.post(reverse("source_upload", args=[source.pk]),
+                           {"files": [SimpleUploadedFile(name, body) for name, body in files]}, **HTMX)
+
+
+def test_an_uploaded_file_can_be_removed_and_later_syncs_stop_reporting_its_errors(
+    client, kb, ops, django_capture_on_commit_callbacks
+):
+    """Issue 29 (5): a broken JSON, a bad CSV and a garbage PDF kept "3 errors" in every later sync, with no
+    way to remove an uploaded file; a replaced file's error goes with it too."""
+    from articles.models import AuditEvent
+
+    source = source_create(knowledge_base=kb, name="Uploads", kind="upload")
+    client.force_login(ops)
+    _upload(client, source, [("broken.json", b"{not json"), ("bad.csv", b"\x00\x01,\x02"),
+                             ("garbage.pdf", b"%PDF-1.4 nonsense"), ("hours.md", b"# Hours\n\nWe open at nine.\n")],
+            django_capture_on_commit_callbacks)
+    assert SourceSync.objects.filter(source=source).latest("created_at").counts["errors"] == 3
+    page = client.get(reverse("source_detail", args=[source.pk])).content.decode()
+    assert page.count("failed at the last sync") == 3 and page.count(">Remove</button>") == 4
+    # Replace one broken file by a good one of the same name, remove the two others.
+    _upload(client, source, [("broken.json", b'[{"ref": "faq-fixed", "title": "Fixed", "body": "Fixed text."}]')],
+            django_capture_on_commit_callbacks)
+    for name in ("bad.csv", "garbage.pdf"):
+        stored = source.files.get(name=name)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(reverse("source_file_remove", args=[source.pk, stored.pk]), follow=True)
+        assert response.status_code == 200 and f"Removed {name}" in response.content.decode()
+    assert sorted(source.files.values_list("name", flat=True)) == ["broken.json", "hours.md"]
+    latest = SourceSync.objects.filter(source=source).latest("created_at")
+    assert latest.status == "done" and latest.counts.get("errors", 0) == 0 and latest.page_errors == []
+    assert "faq-fixed" in Article.objects.filter(knowledge_base=kb).values_list("external_ref", flat=True)
+    assert AuditEvent.objects.filter(action="source.changed", detail__removed_file__name="bad.csv", actor=ops).exists()
+    # Viewers and reviewers cannot remove files.
+    hours = source.files.get(name="hours.md")
+    client.force_login(make_user("vera2", kb, "reviewer"))
+    assert client.post(reverse("source_file_remove", args=[source.pk, hours.pk])).status_code == 403
+    assert source.files.filter(pk=hours.pk).exists()
+
+
+def test_recent_syncs_follow_a_sync_and_a_sync_url_shows_that_sync(client, kb, ops, django_capture_on_commit_callbacks):
+    """Issue 29 (5): "Recent syncs" stayed "None yet" until a reload; /sources/syncs/<n>/ showed the latest sync."""
+    source = source_create(knowledge_base=kb, name="Uploads", kind="upload")
+    client.force_login(ops)
+    response = _upload(client, source, [("hours.md", b"# Hours\n\nWe open at nine.\n")], django_capture_on_commit_callbacks)
+    first = SourceSync.objects.filter(source=source).latest("created_at")
+    html = response.content.decode()
+    assert 'id="recent-syncs" hx-swap-oob="true"' in html and f'data-sync="{first.pk}"' in html
+    _upload(client, source, [("hours.md", b"# Hours\n\nWe open at ten.\n")], django_capture_on_commit_callbacks)
+    second = SourceSync.objects.filter(source=source).latest("created_at")
+    assert second.pk != first.pk
+    page = client.get(reverse("source_sync_progress", args=[first.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200 and f"Sync #{first.pk} " in html and f"Sync #{second.pk} " not in html
+    assert "An earlier sync of this source" in html
+
+
+def test_the_location_placeholder_follows_the_kind(client, kb, ops):
+    """Issue 29 (5): the upload kind's location showed URLs as its example."""
+    upload = source_create(knowledge_base=kb, name="Uploads", kind="upload")
+    client.force_login(ops)
+    html = client.get(reverse("source_detail", args=[upload.pk])).content.decode()
+    assert "Leave empty: upload the files" in html.split('name="location"')[1].split(">")[0]
+    listing = client.get(reverse("source_list")).content.decode()
+    assert "data-placeholders" in listing and "sitemap.xml" in listing

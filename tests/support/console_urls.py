@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.urls import URLPattern
 from django.views.generic import RedirectView
 
-from articles.models import DriftItem, Source, SourcePage, SourceSync
+from articles.models import DriftItem, Source, SourceFile, SourcePage, SourceSync
 
 from conflicts import urls as console_urls
 
@@ -15,7 +15,7 @@ OWN_SETTINGS_VIEWS = {"notification_preferences"}
 # Which object a pattern's `pk` names, by the start of the pattern's name (longest prefix first).
 PK_OWNERS = {"conflict": "conflict", "article": "article", "ops_sync_job": "sync_job", "ops_token": "token",
              "rule": "rule", "source_sync_progress": "source_sync", "source_page": "source_page",
-             "source": "source", "drift": "drift", "ops_webhook": "webhook", "ops_delivery": "delivery"}
+             "source_file": "upload_source", "source": "source", "drift": "drift", "ops_webhook": "webhook", "ops_delivery": "delivery"}
 
 
 def console_patterns():
@@ -41,6 +41,8 @@ def console_kwargs(name: str, converters, objects: dict) -> dict:
         kwargs["version_pk"] = objects["version"].pk
     if "decision" in converters:
         kwargs["decision"] = "keep"
+    if "file_pk" in converters:
+        kwargs["file_pk"] = objects["source_file"].pk
     assert set(kwargs) == set(converters), (name, converters)
     return kwargs
 
@@ -51,8 +53,12 @@ def source_objects(knowledge_base, article, prefix: str) -> dict:
                                    location=f"https://{prefix}.example.org/a")
     page = SourcePage.objects.create(source=source, key=f"https://{prefix}.example.org/a", article=article,
                                      state="gone_pending")
+    uploads = Source.objects.create(knowledge_base=knowledge_base, name=f"{prefix} uploads", kind="upload")
     return {
         "source": source,
+        "upload_source": uploads,
+        "source_file": SourceFile.objects.create(source=uploads, name="faq.md", content=b"# FAQ\n\nText.\n", size=14,
+                                                 sha256="0" * 64),
         "source_sync": SourceSync.objects.create(knowledge_base=knowledge_base, source=source),
         "source_page": page,
         "drift": DriftItem.objects.create(knowledge_base=knowledge_base, article=article, page=page,
