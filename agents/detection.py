@@ -192,8 +192,10 @@ def plan_detection(
     claim_findings, unrelated = (claim_checks.findings(articles=selected, now=today) if claim_checks is not None
                                  else _claim_findings(articles=selected, now=today, vectors=claim_vectors,
                                                       judge=claim_judge))
-    judged = claim_judge is not None or (claim_checks is not None and claim_checks.judge is not None)
-    # A judged finding's confidence is its calibrated precision: only those at the 0.9-precision point skip the LLM.
+    setup = claim_judge if claim_judge is not None else (claim_checks.judge if claim_checks is not None else None)
+    # A judge finding's confidence is its calibrated precision: only those at the 0.9-precision point skip the LLM.
+    # (In `veto` mode the findings are the rules', with the rules' confidences.)
+    judged = setup is not None and setup.mode in ("judge", "judge+rules")
     confirm_below = JUDGED_CONFIRM_BELOW if judged else CONFIRM_BELOW
     if detector in ("claims", "auto"):
         for finding in claim_findings:

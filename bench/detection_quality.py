@@ -362,7 +362,7 @@ def main() -> None:
         if setup is not None:
             setups[mode] = setup
     product_mode = settings.JUDGE_MODE if settings.JUDGE_MODE in setups else "rules"
-    confirm_below = JUDGED_CONFIRM_BELOW if product_mode != "rules" else CONFIRM_BELOW
+    confirm_below = JUDGED_CONFIRM_BELOW if product_mode in ("judge", "judge+rules") else CONFIRM_BELOW
     if len(setups) == 1:
         print(f"(no judge artefact at {args.judge_dir}: the rules alone)")
     else:
