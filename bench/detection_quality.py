@@ -345,6 +345,8 @@ def main() -> None:
     parser.add_argument("--model", help="LLM model name for --llm (overrides the setting)")
     parser.add_argument("--json-mode", choices=JSON_MODES, help="JSON mode for --llm (overrides the setting)")
     parser.add_argument("--judge-dir", default=settings.JUDGE_DIR, help="the judge's artefact (default: JUDGE_DIR)")
+    parser.add_argument("--judge-modes", default="rules,veto,judge,judge+rules",
+                        help="the claim detector's arms, side by side (the rules alone always run)")
     args = parser.parse_args()
     llm_config = None
     if not args.llm and (args.base_url or args.model or args.json_mode):
@@ -357,7 +359,7 @@ def main() -> None:
     # The rules alone, the judge alone, and the judge with the rules it does not veto, side by side; the
     # product's mode (JUDGE_MODE) is the one `auto` is derived from.
     setups = {"rules": None}
-    for mode in ("veto", "judge", "judge+rules"):
+    for mode in [m for m in args.judge_modes.split(",") if m != "rules"]:
         setup = judge_setup(args.judge_dir, mode=mode)
         if setup is not None:
             setups[mode] = setup

@@ -98,4 +98,4 @@ def test_every_api_operation_needs_a_token_and_keeps_to_its_knowledge_base(clien
                 assert world["mine"]["turn"].external_id not in response.content.decode()
                 assert "mine-a" not in response.content.decode()
             operations += 1
-    assert operations == 5
+    assert operations == 6  # turns, reply, turn, answer, conflicts, retrieval-check

@@ -102,7 +102,7 @@ def test_auto_detector_runs_claims_then_the_llm_on_the_rest(tmp_path, scripted_l
     flagged = ConflictFinding(refs=("faq-12", "faq-40"), type="price", explanation="claims: €25 vs €29",
                               snippets={"faq-12": "€25", "faq-40": "€29"})
     monkeypatch.setitem(sys.modules, "agents.claims", types.SimpleNamespace(
-        detect_claim_conflicts=lambda *, articles, now, vectors=None: [flagged] if len(articles) > 1 else []))
+        detect_claim_conflicts=lambda *, articles, now, vectors=None, judge=None: [flagged] if len(articles) > 1 else []))
     third = {"ref": "faq-77", "title": "Office", "body": "The office sells tickets for €25."}
     scripted_llm.push(answer(verdicts(verdict("faq-77", "faq-40", conflict=False))))
     lines = run(tmp_path, {**SET_1, "articles": [*SET_1["articles"], third]}, detector="auto",
@@ -132,6 +132,6 @@ def test_a_bad_input_line_names_its_line_and_field(tmp_path, scripted_llm, no_ll
 
 def test_blank_lines_are_skipped(tmp_path, no_llm_settings, monkeypatch):
     monkeypatch.setitem(sys.modules, "agents.claims",
-                        types.SimpleNamespace(detect_claim_conflicts=lambda *, articles, now, vectors=None: []))
+                        types.SimpleNamespace(detect_claim_conflicts=lambda *, articles, now, vectors=None, judge=None: []))
     lines = run(tmp_path, SET_SINGLE, "", SET_1, detector="claims")
     assert lines == [{"id": 7, "conflicts": [], "llm_calls": 0}, {"id": "set-1", "conflicts": [], "llm_calls": 0}]
