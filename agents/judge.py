@@ -67,7 +67,7 @@ class CachedJudge:
     and remembered per pair of statement texts, so a retrieval set seen before costs no inference."""
 
     def __init__(self, score_pairs: ScorePairs, *, max_entries: int = 200_000):
-        self._score = score_pairs
+        self.score_pairs = score_pairs  # the model itself, uncached
         self._cache: OrderedDict[tuple, Verdict] = OrderedDict()
         self._max = max_entries
         self.inferred = 0  # pairs actually sent to the model (both orders count once)
@@ -83,7 +83,7 @@ class CachedJudge:
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         if missing:
             ordered = [StatementPair(a[1], b[1], a[0], b[0]) for a, b in missing]
-            both = self._score(ordered + [p.swapped() for p in ordered])
+            both = self.score_pairs(ordered + [p.swapped() for p in ordered])
             half = len(ordered)
             probabilities = (np.asarray(both[:half]) + np.asarray(both[half:])) / 2
             self.inferred += half

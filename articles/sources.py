@@ -193,11 +193,10 @@ def _source_fields(
         try:
             source_folder_checked(knowledge_base=knowledge_base, location=location, exclude_id=exclude_id)
         except SourceFolderRefused as exc:
-            # Its own transaction (views call this outside one): a refused attempt is worth knowing about.
-            with transaction.atomic():
-                audit_event_record(action=AuditAction.SOURCE_REFUSED, target=knowledge_base,
-                                   knowledge_base=knowledge_base, actor=actor, location=location[:500],
-                                   reason=str(exc))
+            # Recorded before refusing: a refused attempt at another folder is worth knowing about (the views
+            # call this outside a transaction, so the row stays).
+            audit_event_record(action=AuditAction.SOURCE_REFUSED, target=knowledge_base,
+                               knowledge_base=knowledge_base, actor=actor, location=location[:500], reason=str(exc))
             raise
     if Source.objects.filter(knowledge_base=knowledge_base, name=name).exclude(pk=exclude_id).exists():
         raise SourceInputError(f"name: this knowledge base already has a source called {name!r}")

@@ -166,7 +166,7 @@ def cpu_per_set(store: ClaimVectors, *, size: int = 8, limit: int | None = None,
     samples: dict[str, list[float]] = {"warm": []} | ({"judge cold": []} if judge is not None else {})
     for refs in sets:
         for name in samples:
-            setup = judge if name == "warm" else dataclasses.replace(judge, judge=CachedJudge(judge.judge._score))
+            setup = judge if name == "warm" else dataclasses.replace(judge, judge=CachedJudge(judge.judge.score_pairs))
             started = time.process_time()
             detect_claim_conflicts(articles=[articles[r] for r in refs], now=NOW, vectors=store, judge=setup)
             samples[name].append((time.process_time() - started) * 1000)
@@ -186,7 +186,7 @@ def judge_vs_encoder_ms(judge, *, batch: int = 32, rounds: int = 5) -> tuple[flo
     judge_ms, encoder_ms = [], []
     for _ in range(rounds):
         started = time.perf_counter()
-        judge._score(pairs + [p.swapped() for p in pairs])
+        judge.score_pairs(pairs + [p.swapped() for p in pairs])
         judge_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         embed_texts(texts)

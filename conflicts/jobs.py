@@ -6,11 +6,13 @@ kbreview/jobs.py's; workers claim a row with a conditional update, so a duplicat
 """
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from articles import jobs as articles_jobs
 from kbreview.celery import app
@@ -35,10 +37,6 @@ def detection_claim_expiry():
     check is bounded by DETECTION_TIMEOUT_S after its batch gate, so its claim need not outlive that by
     more than DETECTION_CLAIM_MARGIN_S, and the sweeper re-sends it within a sweep or two instead of after
     the task's hard time limit (300 s). A worker that overran anyway loses its claim and writes nothing."""
-    import datetime as dt
-
-    from django.utils import timezone
-
     bound = (settings.DETECTION_TIMEOUT_S + settings.DETECTION_BATCH_WAIT_MS / 1000
              + 4 * settings.WORKER_YIELD_MAX_S + settings.DETECTION_CLAIM_MARGIN_S)
     return timezone.now() - dt.timedelta(seconds=bound)

@@ -167,8 +167,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         result.pair_similarity[key] = float(similarity.max())
         rows, cols = np.nonzero(similarity >= ALIGN_FLOOR)
         order = np.argsort(-similarity[rows, cols])[:MAX_ALIGNED_PER_PAIR]
-        aligned[key] = [(int(rows[k]), int(cols[k]), facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])])
-                        for k in order]
+        if judge is not None and judge.mode in ("judge", "judge+rules"):  # what the judge reads, best first
+            aligned[key] = [(facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])]) for k in order]
         if judge is not None and judge.mode == "judge":
             continue  # the judge alone decides: the rules are not run
         best: Contradiction | None = transposed_contact(facts[ref_a], facts[ref_b])
@@ -189,10 +189,7 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                 rule_findings[key] = None
     elif judge is not None and judge.mode != "rules":
         judgements = judge_pairs(judge, {key: items for key, items in aligned.items() if items})
-        for key in aligned:
-            judgement = judgements.get(key)
-            if judgement is None:
-                continue
+        for key, judgement in judgements.items():
             rule_findings[key] = judged_contradiction(judge, judgement, rule_findings.get(key))
             if rule_findings[key] is None and judgement.all_apart >= judge.calibration.settle_score:
                 result.settled_apart.add(key)

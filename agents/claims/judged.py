@@ -96,13 +96,13 @@ class PairJudgement:
     all_apart: float  # the least "apart" score over the aligned pairs (1.0: none aligned)
 
 
-def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[int, int, ClaimFacts, ClaimFacts]]]
+def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[ClaimFacts, ClaimFacts]]]
                 ) -> dict[tuple[str, str], PairJudgement]:
-    """Judge the top aligned statement pairs of every article pair in one batch (cached per text pair)."""
-    requests = [(key, i, j, a, b) for key, items in aligned.items() for i, j, a, b in items[:TOP_ALIGNED]]
-    verdicts = setup.judge.judge([statement_pair(a, b) for _, _, _, a, b in requests])
+    """Judge the top aligned statement pairs (best first) of every article pair in one batch (cached per text pair)."""
+    requests = [(key, a, b) for key, items in aligned.items() for a, b in items[:TOP_ALIGNED]]
+    verdicts = setup.judge.judge([statement_pair(a, b) for _, a, b in requests])
     out: dict[tuple[str, str], PairJudgement] = {key: PairJudgement(None, 1.0) for key in aligned}
-    for (key, _, _, a, b), verdict in zip(requests, verdicts):
+    for (key, a, b), verdict in zip(requests, verdicts):
         judgement = out[key]
         judgement.all_apart = min(judgement.all_apart, verdict.settles_apart)
         if values_agree(a, b):
