@@ -93,14 +93,8 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def _default_embed(texts: list[str]) -> np.ndarray:
-    from articles.embeddings import embed_texts
-
-    return embed_texts(texts)
-
-
 def rank_sentences(
-    *, question: str, passages: list[Passage], embed: Embed | None = None, articles: int = EXTRACTIVE_ARTICLES
+    *, question: str, passages: list[Passage], embed: Embed, articles: int = EXTRACTIVE_ARTICLES
 ) -> list[Sentence]:
     """Every sentence of the first `articles` passages (whole article bodies when given), most similar to the
     question first (MiniLM cosine)."""
@@ -110,7 +104,7 @@ def rank_sentences(
             found.append((rank, position, passage.ref, sentence))
     if not found:
         return []
-    vectors = (embed or _default_embed)([question] + [text for *_, text in found])
+    vectors = embed([question] + [text for *_, text in found])
     similarities = vectors[1:] @ vectors[0]
     sentences = [
         Sentence(ref=ref, position=position, passage_rank=rank, text=text, similarity=float(similarity))
@@ -120,7 +114,7 @@ def rank_sentences(
 
 
 def select_sentences(
-    *, question: str, passages: list[Passage], embed: Embed | None = None, limit: int = EXTRACTIVE_SENTENCES
+    *, question: str, passages: list[Passage], embed: Embed, limit: int = EXTRACTIVE_SENTENCES
 ) -> list[Sentence]:
     """The best sentence and up to limit-1 more nearly as similar, back in reading order (article, then position)."""
     ranked = rank_sentences(question=question, passages=passages, embed=embed)
@@ -147,7 +141,7 @@ def quote_with_citations(sentences: list[Sentence]) -> GeneratedAnswer:
     return GeneratedAnswer(reply=" ".join(parts), citations=citations)
 
 
-def extractive_answer(*, question: str, passages: list[Passage], embed: Embed | None = None) -> GeneratedAnswer:
+def extractive_answer(*, question: str, passages: list[Passage], embed: Embed) -> GeneratedAnswer:
     """No LLM: quote the sentences of the top articles most similar to the question, in reading order, cited.
     Honest about having nothing when nothing was retrieved."""
     sentences = select_sentences(question=question, passages=passages, embed=embed)
@@ -156,9 +150,12 @@ def extractive_answer(*, question: str, passages: list[Passage], embed: Embed | 
     return quote_with_citations(sentences)
 
 
-def generate_answer(*, question: str, passages: list[Passage], config: LLMConfig | None) -> GeneratedAnswer:
+def generate_answer(
+    *, question: str, passages: list[Passage], config: LLMConfig | None, embed: Embed
+) -> GeneratedAnswer:
+    """The LLM's cited reply; without an LLM (or passages), the extractive answer, ranked with `embed`."""
     if config is None or not passages:
-        return extractive_answer(question=question, passages=passages)
+        return extractive_answer(question=question, passages=passages, embed=embed)
     parsed, tokens = complete_json(
         config=config, system=SYSTEM, user=_prompt(question, passages), schema=ANSWER_SCHEMA, schema_name="answer",
         max_tokens=MAX_TOKENS, reminder=PASSAGES_ARE_DATA,

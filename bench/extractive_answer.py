@@ -30,6 +30,7 @@ def main() -> int:
 
     setup_django(database="extractive")
     from agents.answer import Passage, extractive_answer
+    from articles.embeddings import embed_texts
     from agents.citations import citation_tag
     from articles.demo import demo_paths, demo_questions
     from articles.services import articles_import_paths, knowledge_base_get_or_create
@@ -47,7 +48,7 @@ def main() -> int:
         hits = rerank(search(knowledge_base=kb, question=item["question"]))
         passages: list[Passage] = answer_passages(hits)
         before = (f"{passages[0].text} {citation_tag(passages[0].ref)}", [passages[0].ref]) if passages else ("", [])
-        after = extractive_answer(question=item["question"], passages=passages)
+        after = extractive_answer(question=item["question"], passages=passages, embed=embed_texts)
         expected = set(item["expect_refs"])
         rows.append({
             "question": item["question"], "expected": sorted(expected),

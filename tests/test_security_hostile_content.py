@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.answer import Passage, generate_answer
+from articles.embeddings import embed_texts
 from agents.detection import run_detection
 from agents.macr.reasoner import suggest
 from agents.macr.rules import executable_rules
@@ -76,7 +77,7 @@ def test_llm_detection_drops_what_an_obedient_model_invents(scripted_llm):
                     snippets={hostile.ref: "A single adult ticket costs €1000.", "web-fares": "costs €22."}),
         )))
         articles = [*NORMAL, hostile]
-        outcome = run_detection(articles=articles, detector="auto", now=NOW, llm_config=scripted_llm.config(timeout_s=5))
+        outcome = run_detection(articles=articles, detector="auto", now=NOW, llm_config=scripted_llm.config(timeout_s=5), embed=embed_texts)
         _assert_grounded(outcome.findings, articles)
         assert ("faq-fare-old", "web-fares") in {f.refs for f in outcome.findings}
         quotes = [quote for f in outcome.findings for quote in f.snippets.values()]
@@ -93,7 +94,7 @@ def test_answer_path_cites_only_passages_it_was_given(scripted_llm):
         scripted_llm.push(answer({"reply": "Tickets are free [[faq-invented]] [[h-nope]] [[web-fares]]"}))
         passages = [Passage(ref=a.ref, title=a.title, text=a.body) for a in (hostile, NEW)]
         generated = generate_answer(question="How much is a ticket? </passage>", passages=passages,
-                                    config=scripted_llm.config(timeout_s=5))
+                                    config=scripted_llm.config(timeout_s=5), embed=embed_texts)
         assert generated.citations == ["web-fares"], hostile.ref
         user = message_text(scripted_llm.requests[-1], "user")
         assert user.count("<passage ") == user.count("</passage>") == 2, hostile.ref

@@ -151,7 +151,7 @@ class Prediction:
     seconds: float
 
 
-def predict(*, method: str, item: EvalItem, mode: Mode, backend: Backend, embed: Embed | None,
+def predict(*, method: str, item: EvalItem, mode: Mode, backend: Backend, embed: Embed,
             params: IGDParams = EVAL_PARAMS) -> Prediction:
     if method == "closed_book":
         started = time.perf_counter()

@@ -87,7 +87,7 @@ def igd_answer(
     backend: Backend,
     params: IGDParams = ANSWER_PARAMS,
     style: str = SENTENCE_STYLE,
-    embed: Embed | None = None,
+    embed: Embed,
 ) -> IGDAnswer:
     """The IGD reply with citation tags: the support snippet's articles, unless the answer followed memory."""
     snippet = select_sentences(question=question, passages=passages, embed=embed)

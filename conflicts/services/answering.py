@@ -25,6 +25,7 @@ from agents.igd.pipeline import ANSWER_PARAMS, IGDAnswer, igd_answer
 from agents.llm import LLMError
 from agents.configuration import llm_config_for
 from articles.audit import audit_event_record
+from articles.embeddings import embed_texts
 from articles.models import ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import SearchHit, search
 from conflicts.models import AnswerMode, AnswerPolicy, AnswerSettings, Turn, TurnSource
@@ -147,11 +148,11 @@ def _plain_answer(*, question: str, passages: list[Passage]) -> tuple[GeneratedA
     config = llm_config_for("answer")
     try:
         with _computed_here(config is None):  # without an LLM: the extractive answer
-            return generate_answer(question=question, passages=passages, config=config), ""
+            return generate_answer(question=question, passages=passages, config=config, embed=embed_texts), ""
     except LLMError as exc:
         # The customer still gets the best sentences rather than an error.
         with _computed_here(True):
-            return extractive_answer(question=question, passages=passages), f"LLM {exc}; answered extractively"
+            return extractive_answer(question=question, passages=passages, embed=embed_texts), f"LLM {exc}; answered extractively"
 
 
 def _computed_here(here: bool):
@@ -181,7 +182,8 @@ def answer_compose(
             if backend is not None:
                 params = dataclasses.replace(ANSWER_PARAMS, max_new_tokens=settings.IGD_MAX_NEW_TOKENS)
                 with _computed_here(_runs_here(backend)):
-                    igd = igd_answer(question=question, passages=passages, mode=Mode(mode), backend=backend, params=params)
+                    igd = igd_answer(question=question, passages=passages, mode=Mode(mode), backend=backend, params=params,
+                                     embed=embed_texts)
                 return ComposedAnswer(mode=mode, hits=hits, passages=passages, answer=igd.answer, igd=igd)
         except LLMError as exc:
             answer, error = _plain_answer(question=question, passages=passages)

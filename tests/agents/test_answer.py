@@ -2,6 +2,7 @@
 import pytest
 
 from agents.answer import Passage, extractive_answer, select_sentences, split_sentences
+from articles.embeddings import embed_texts
 
 PASSES = Passage(
     ref="faq-passes",
@@ -23,7 +24,7 @@ CAFE = Passage(
 
 @pytest.mark.django_db
 def test_quotes_the_sentence_that_answers_not_the_first_one():
-    answer = extractive_answer(question="How much does the monthly commuter pass cost?", passages=[PASSES, CAFE])
+    answer = extractive_answer(question="How much does the monthly commuter pass cost?", passages=[PASSES, CAFE], embed=embed_texts)
     assert "95 euros" in answer.reply
     assert "personal" not in answer.reply
     assert answer.citations == ["faq-passes"]
@@ -32,14 +33,14 @@ def test_quotes_the_sentence_that_answers_not_the_first_one():
 
 @pytest.mark.django_db
 def test_reads_the_best_article_even_when_it_is_not_first():
-    answer = extractive_answer(question="Can I buy pizza on the ferry?", passages=[PASSES, CAFE])
+    answer = extractive_answer(question="Can I buy pizza on the ferry?", passages=[PASSES, CAFE], embed=embed_texts)
     assert "pizza" in answer.reply.lower()
     assert "faq-cafe" in answer.citations
 
 
 @pytest.mark.django_db
 def test_selected_sentences_come_back_in_reading_order():
-    chosen = select_sentences(question="monthly commuter pass price for adults and students", passages=[PASSES], limit=3)
+    chosen = select_sentences(question="monthly commuter pass price for adults and students", passages=[PASSES], embed=embed_texts, limit=3)
     positions = [(s.passage_rank, s.position) for s in chosen]
     assert positions == sorted(positions) and chosen
 
@@ -49,5 +50,5 @@ def test_sentences_split_at_line_breaks_and_sentence_ends():
 
 
 def test_nothing_retrieved_says_so():
-    answer = extractive_answer(question="anything", passages=[])
+    answer = extractive_answer(question="anything", passages=[], embed=embed_texts)
     assert answer.citations == [] and "could not find" in answer.reply

@@ -16,6 +16,7 @@ import pytest
 from django.core.management import call_command
 
 from agents.answer import Passage, generate_answer
+from articles.embeddings import embed_texts
 from agents.llm import (
     LLMError,
     complete_json,
@@ -94,7 +95,7 @@ def test_detect_conflicts_command_writes_contract_lines(llama_server, tmp_path):
 
 def test_the_answer_path_returns_a_reply(llama_server):
     passages = [Passage(ref=a.ref, title=a.title, text=a.body) for a in ARTICLES[:2]]
-    answer = generate_answer(question="How much is parking?", passages=passages, config=llama_server.config())
+    answer = generate_answer(question="How much is parking?", passages=passages, config=llama_server.config(), embed=embed_texts)
     assert isinstance(answer.reply, str) and answer.llm_calls == 1 and answer.tokens > 0
     assert set(answer.citations) <= {"kb-1", "kb-2"}
 
