@@ -15,6 +15,7 @@ at which the dev suggestions are still >= 0.95 precise, a side named on a "canno
 writing agents/macr/rule_priors.json. No LLM is called.
 
     .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors]
+    .venv/bin/python bench/suggestions_quality.py --datasets dev,kb-dev     # development: the report half untouched
     .venv/bin/python bench/suggestions_quality.py --write-priors
 """
 from __future__ import annotations
@@ -196,7 +197,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="dev,report,kb-dev", help="comma-separated: dev, report, kb-dev")
     parser.add_argument("--quick", action="store_true", help="every other retrieval set (well under a minute)")
-    parser.add_argument("--show-errors", action="store_true", help="print each wrong or non-abstaining suggestion")
+    parser.add_argument("--show-errors", action="store_true",
+                        help="print each wrong or non-abstaining suggestion (refused on the held-out report half)")
     parser.add_argument("--threshold", type=float, default=None, help="instead of the default chosen on dev")
     parser.add_argument("--write-priors", action="store_true",
                         help=f"measure the built-in rules on the dev half and write {PRIORS_PATH.name}")
@@ -217,6 +219,9 @@ def main() -> int:
     unknown = [name for name in names if name not in DATASETS]
     if unknown:
         print(f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}", file=sys.stderr)
+        return 2
+    if options.show_errors and "report" in names:
+        print("--show-errors reads individual pairs: not on the held-out report half", file=sys.stderr)
         return 2
     figures = []
     for name in names:
@@ -248,6 +253,9 @@ def main() -> int:
         key = name.replace("-", "_")
         figures.append(f"figure: suggestions_{key}_accuracy {tally.accuracy:.3f} ratio target >= {TARGET_ACCURACY}")
         figures.append(f"figure: suggestions_{key}_abstention {tally.abstention:.3f} ratio target >= {TARGET_ABSTENTION}")
+        # the anchor beside them: what "the newer page wins" alone gives on the same pairs
+        figures.append(f"figure: suggestions_{key}_naive_newer_wins_accuracy {outcome.naive.accuracy:.3f} ratio anchor")
+        figures.append(f"figure: suggestions_{key}_naive_newer_wins_abstention {outcome.naive.abstention:.3f} ratio anchor")
     print()
     print("LLM calls per suggestion: 0.0 (executable rules only)")
     print("\n".join(figures))
