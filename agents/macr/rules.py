@@ -180,15 +180,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 def statement_not_yet_in_force(pair: "ConflictPair", article: ArticleText, now: dt.date) -> bool:
     """Does this side's statement in conflict only take effect later?
 
-    The statement known (its snippet): that sentence says so. Unknown: the whole page must be announced for
-    later (its title, or every sentence that says anything), because a page announcing one change for later
-    still vouches for everything else it says today.
+    A title that takes effect later ("Conditions of entry (effective 1 May)") holds every statement of the
+    document back. Otherwise: the statement known (its snippet), that sentence says so; unknown, every sentence
+    of the page does, because a page announcing one change for later still vouches for everything else it says.
     """
+    if announces_future_change_only(article.title, now=now):
+        return True
     snippet = pair.snippets.get(article.ref)
     if snippet:
         return is_not_yet_in_force(snippet, now)
-    if announces_future_change_only(article.title, now=now):
-        return True
     sentences = [part for part in _SENTENCE_END.split(article.body) if part.strip()]
     return bool(sentences) and all(announces_future_change_only(part, now=now) for part in sentences)
 

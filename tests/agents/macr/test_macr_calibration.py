@@ -181,3 +181,12 @@ def test_the_shipped_priors_do_not_let_a_newer_faq_answer_overrule_the_terms():
                          min_confidence=default_threshold())
     assert suggestion.winner is None
     assert "an FAQ answer win over a terms or policy document" in suggestion.explanation
+
+
+def test_a_document_whose_title_takes_effect_later_holds_back_every_statement():
+    rules = page("rules", "Helmets are lent free of charge.", title="Climbing wall rules (effective 1 December 2026)",
+                 updated=dt.date(2026, 8, 1), source="pdf")
+    board = page("board", "Helmets cost €2 to borrow.", title="At the wall", updated=dt.date(2026, 2, 1))
+    snippets = {"rules": "Helmets are lent free of charge.", "board": "Helmets cost €2 to borrow."}
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=rules, b=board, snippets=snippets), NOW)
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=rules, b=board), NOW)
