@@ -11,7 +11,8 @@ is wrong), for
 Data sets: `dev` and `report` halves of bench/data/kb-conflicts-broad, and ../shared/datasets/kb-conflicts-dev.
 The report half is held out: its figures are printed, never tuned on. `--write-priors` measures each built-in
 rule's accuracy per situation on the dev half only and picks the default threshold there (the lowest confidence
-at which the dev suggestions are still >= 0.95 precise, a side named on a "cannot tell" pair counting as wrong),
+at which the dev suggestions are still >= 0.95 precise, a side named on a "cannot tell" pair counting as wrong, and
+no confidence level kept is on its own right less than 4 times in 5),
 writing agents/macr/rule_priors.json. No LLM is called.
 
     .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors]
@@ -35,8 +36,8 @@ sys.path.insert(0, str(REPO))
 
 from agents.macr.calibration import (  # noqa: E402
     MIN_BAND_PRECISION,
-    SITUATION_POOLING,
     PRIORS_PATH,
+    SITUATION_POOLING,
     TARGET_PRECISION,
     Priors,
     builtin_priors,

@@ -28,12 +28,11 @@ in 5) are written to rule_priors.json by
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-
-import re
 
 from agents.macr.rules import ConflictPair, Rule, is_official_document
 from agents.types import ArticleText

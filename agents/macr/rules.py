@@ -169,11 +169,6 @@ def still_in_force(article: ArticleText, now: dt.date) -> bool:
     return not any(effective < end < now for end in end_dates(full_text(article)))
 
 
-def announces_only_future_change(article: ArticleText, now: dt.date) -> bool:
-    """Every effective date the article states is still ahead: recency says nothing about today."""
-    return announces_future_change_only(full_text(article), now=now)
-
-
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
