@@ -11,10 +11,12 @@ is wrong), for
 Data sets: `dev` and `report` halves of bench/data/kb-conflicts-broad, and ../shared/datasets/kb-conflicts-dev.
 The report half is held out: its figures are printed, never tuned on. `--write-priors` measures each built-in
 rule's accuracy per situation on the dev half only and picks the default threshold there (the lowest confidence
-at which the dev suggestions are still >= 0.95 precise, a side named on a "cannot tell" pair counting as wrong),
+at which the dev suggestions are still >= 0.95 precise, a side named on a "cannot tell" pair counting as wrong, and
+no confidence level kept is on its own right less than 4 times in 5),
 writing agents/macr/rule_priors.json. No LLM is called.
 
     .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors]
+    .venv/bin/python bench/suggestions_quality.py --datasets dev,kb-dev     # development: the report half untouched
     .venv/bin/python bench/suggestions_quality.py --write-priors
 """
 from __future__ import annotations
@@ -33,11 +35,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agents.macr.calibration import (  # noqa: E402
+    MIN_BAND_PRECISION,
     PRIORS_PATH,
+    SITUATION_POOLING,
     TARGET_PRECISION,
     Priors,
     builtin_priors,
     priors_from_json,
+    situation,
     standing,
 )
 from agents.macr.rules import ConflictPair, executable_rules  # noqa: E402
@@ -130,9 +135,11 @@ def evaluate(path: Path, *, threshold: float, priors: Priors, quick: bool) -> Ou
 
 
 def measure_priors(path: Path) -> dict:
-    """Per built-in rule and standing: [right, decided] on the labelled pairs where it named a side."""
-    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    samples = []  # (rule ids, standing, right) per suggestion with a side
+    """Per built-in rule, by standing and by situation: [right, decided] on the labelled pairs where it named
+    a side; and the threshold for TARGET_PRECISION over the confidences those priors give."""
+    by_standing: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    by_situation: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    samples = []  # (rule ids, standing, situation, right) per suggestion with a side
     empty = Priors(rules={}, threshold=0.0)
     for retrieval_set, labels in labelled_sets(path, quick=False):
         for suggestion in suggest_for_set(retrieval_set=retrieval_set, rules=executable_rules(), min_confidence=0.0,
@@ -140,29 +147,36 @@ def measure_priors(path: Path) -> dict:
             if suggestion.winner is None:
                 continue
             pair = _pair(retrieval_set, suggestion.refs)
-            situation = standing(pair, suggestion.winner)
+            where, kinds = standing(pair, suggestion.winner), situation(pair, suggestion.winner)
             right = labels[suggestion.refs] == suggestion.winner
             for rule_id in suggestion.rules:
-                counts[rule_id][situation][0] += right
-                counts[rule_id][situation][1] += 1
-            samples.append((suggestion.rules, situation, right))
-    rules = {rule_id: dict(by_standing) for rule_id, by_standing in counts.items()}
-    priors = priors_from_json({"rules": rules, "threshold": 0.0})
+                for table, key in ((by_standing, where), (by_situation, kinds)):
+                    table[rule_id][key][0] += right
+                    table[rule_id][key][1] += 1
+            samples.append((suggestion.rules, where, kinds, right))
+    rules = {rule_id: dict(counts) for rule_id, counts in by_standing.items()}
+    situations = {rule_id: dict(counts) for rule_id, counts in by_situation.items()}
+    priors = priors_from_json({"rules": rules, "situations": situations, "threshold": 0.0})
     scored = []
-    for rule_ids, situation, right in samples:
-        values = [priors.prior(rule_id, situation).accuracy for rule_id in rule_ids]
+    for rule_ids, where, kinds, right in samples:
+        values = [priors.measured(rule_id, situation_key=kinds, standing_key=where)[1] for rule_id in rule_ids]
         scored.append((sum(values) / len(values), right))
     threshold = choose_threshold(scored, target=TARGET_PRECISION)
     return {
         "source": "bench/data/kb-conflicts-broad/dev.jsonl (written by bench/suggestions_quality.py --write-priors)",
         "target_precision": TARGET_PRECISION,
+        "situation_pooling": SITUATION_POOLING,
+        "min_band_precision": MIN_BAND_PRECISION,
         "threshold": threshold,
         "rules": rules,
+        "situations": situations,
     }
 
 
-def choose_threshold(scored: list[tuple[float, bool]], *, target: float) -> float:
-    """The lowest confidence at which the suggestions at or above it are still `target` precise."""
+def choose_threshold(scored: list[tuple[float, bool]], *, target: float, band_floor: float = MIN_BAND_PRECISION) -> float:
+    """The lowest confidence at which the suggestions at or above it are still `target` precise, and no
+    confidence level kept is itself right less often than `band_floor` (a level that is a coin flip on its
+    own is not shown as advice, however many sure suggestions above it carry the average)."""
     by_confidence: dict[float, list[bool]] = defaultdict(list)
     for confidence, right in scored:
         by_confidence[round(confidence, 4)].append(right)
@@ -170,7 +184,7 @@ def choose_threshold(scored: list[tuple[float, bool]], *, target: float) -> floa
     threshold = 1.0
     for confidence in sorted(by_confidence, reverse=True):
         group = by_confidence[confidence]
-        if (kept_right + sum(group)) / (kept + len(group)) < target:
+        if (kept_right + sum(group)) / (kept + len(group)) < target or sum(group) / len(group) < band_floor:
             break
         kept_right, kept, threshold = kept_right + sum(group), kept + len(group), confidence
     return math.floor(threshold * 1000) / 1000
@@ -184,7 +198,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="dev,report,kb-dev", help="comma-separated: dev, report, kb-dev")
     parser.add_argument("--quick", action="store_true", help="every other retrieval set (well under a minute)")
-    parser.add_argument("--show-errors", action="store_true", help="print each wrong or non-abstaining suggestion")
+    parser.add_argument("--show-errors", action="store_true",
+                        help="print each wrong or non-abstaining suggestion (refused on the held-out report half)")
     parser.add_argument("--threshold", type=float, default=None, help="instead of the default chosen on dev")
     parser.add_argument("--write-priors", action="store_true",
                         help=f"measure the built-in rules on the dev half and write {PRIORS_PATH.name}")
@@ -196,6 +211,7 @@ def main() -> int:
         print(f"wrote {PRIORS_PATH.relative_to(REPO)}: threshold {data['threshold']} for precision >= {TARGET_PRECISION}")
         for rule_id, by_standing in sorted(data["rules"].items()):
             print(f"  {rule_id}: " + ", ".join(f"{s} {r}/{n}" for s, (r, n) in sorted(by_standing.items())))
+            print("    " + ", ".join(f"{s} {r}/{n}" for s, (r, n) in sorted(data["situations"][rule_id].items())))
         builtin_priors.cache_clear()
 
     priors = builtin_priors()
@@ -204,6 +220,9 @@ def main() -> int:
     unknown = [name for name in names if name not in DATASETS]
     if unknown:
         print(f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}", file=sys.stderr)
+        return 2
+    if options.show_errors and "report" in names:
+        print("--show-errors reads individual pairs: not on the held-out report half", file=sys.stderr)
         return 2
     figures = []
     for name in names:
@@ -235,6 +254,9 @@ def main() -> int:
         key = name.replace("-", "_")
         figures.append(f"figure: suggestions_{key}_accuracy {tally.accuracy:.3f} ratio target >= {TARGET_ACCURACY}")
         figures.append(f"figure: suggestions_{key}_abstention {tally.abstention:.3f} ratio target >= {TARGET_ABSTENTION}")
+        # the anchor beside them: what "the newer page wins" alone gives on the same pairs
+        figures.append(f"figure: suggestions_{key}_naive_newer_wins_accuracy {outcome.naive.accuracy:.3f} ratio anchor")
+        figures.append(f"figure: suggestions_{key}_naive_newer_wins_abstention {outcome.naive.abstention:.3f} ratio anchor")
     print()
     print("LLM calls per suggestion: 0.0 (executable rules only)")
     print("\n".join(figures))

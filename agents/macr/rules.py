@@ -169,9 +169,23 @@ def still_in_force(article: ArticleText, now: dt.date) -> bool:
     return not any(effective < end < now for end in end_dates(full_text(article)))
 
 
-def announces_only_future_change(article: ArticleText, now: dt.date) -> bool:
-    """Every effective date the article states is still ahead: recency says nothing about today."""
-    return announces_future_change_only(full_text(article), now=now)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def statement_not_yet_in_force(pair: "ConflictPair", article: ArticleText, now: dt.date) -> bool:
+    """Does this side's statement in conflict only take effect later?
+
+    A title that takes effect later ("Conditions of entry (effective 1 May)") holds every statement of the
+    document back. Otherwise: the statement known (its snippet), that sentence says so; unknown, every sentence
+    of the page does, because a page announcing one change for later still vouches for everything else it says.
+    """
+    if announces_future_change_only(article.title, now=now):
+        return True
+    snippet = pair.snippets.get(article.ref)
+    if snippet:
+        return is_not_yet_in_force(snippet, now)
+    sentences = [part for part in _SENTENCE_END.split(article.body) if part.strip()]
+    return bool(sentences) and all(announces_future_change_only(part, now=now) for part in sentences)
 
 
 def _fmt(date: dt.date | None) -> str:
@@ -361,8 +375,8 @@ def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
 
 
 def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
-    if any(announces_only_future_change(article, now) for article in pair.articles):
-        return None  # one side may describe a change not yet in force: dates cannot settle it
+    if any(statement_not_yet_in_force(pair, article, now) for article in pair.articles):
+        return None  # one side's statement is a change not yet in force: dates cannot settle it
     date_a, date_b = _reference_dates(pair, now)
     # A date the text states is a real date of the statement: any difference counts (the page-date
     # rule below needs a gap, since a page's date may only say when someone last touched it).
@@ -388,7 +402,7 @@ def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
     if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
         return False  # same date or nearly, or a date missing: recency says nothing
     # A newer page announcing a change for later is newer, but not more current: no verdict.
-    return not any(announces_only_future_change(article, now) for article in pair.articles)
+    return not any(statement_not_yet_in_force(pair, article, now) for article in pair.articles)
 
 
 def _newer_resolve(pair: ConflictPair, now: dt.date) -> str | None:

@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from agents.macr.calibration import Priors, posterior, rule_confidence
+from agents.macr.calibration import Prior, Priors, default_threshold, document_kind, posterior, rule_confidence, situation
 from agents.macr.reasoner import suggest
 from agents.macr.rules import NEWER_CONTENT_DATE_WINS, OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE, ConflictPair, Rule, executable_rules
 from agents.types import ArticleText
@@ -100,3 +100,93 @@ def test_the_authority_rule_needs_an_unofficial_page_on_the_same_subject():
     pair = ConflictPair(a=rules, b=same_subject,
                         snippets={"hire": "Room hire includes two hours of setup.", "faq-hire": "Room hire includes one hour of setup."})
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "hire"
+
+
+# --- the statement in conflict, not the page: a later change announced elsewhere on a page ----------------
+# (a fictional pottery studio)
+
+def test_a_page_announcing_one_later_change_still_vouches_for_its_other_statements():
+    studio = page("studio", "A wheel class costs €35. Glazes are included. From 1 December 2026 Sunday classes start.",
+                  title="Wheel classes", updated=dt.date(2026, 7, 14))
+    leaflet = page("leaflet", "A wheel class costs €30. Bring an apron.", title="Studio leaflet",
+                   updated=dt.date(2026, 1, 9))
+    # must fire: the price sentence is current; only another sentence waits for December
+    assert NEWER_CONTENT_DATE_WINS.resolve(ConflictPair(a=studio, b=leaflet), NOW) == "studio"
+    # the statement in conflict known and itself announced for later: must not fire
+    later = {"studio": "From 1 December 2026 a wheel class costs €35.", "leaflet": "A wheel class costs €30."}
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=studio, b=leaflet, snippets=later), NOW)
+    # no statement known and the whole page announced for later: must not fire
+    notice = page("notice", "From 1 December 2026 a wheel class costs €35.", title="Price notice",
+                  updated=dt.date(2026, 7, 14))
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=notice, b=leaflet), NOW)
+
+
+# --- situations: which kind of text a rule lets win over which (a fictional tool-hire shop) ----------------
+
+HIRE_TERMS = page("terms", "Deposits are returned within 10 days.", title="Tool hire terms and conditions",
+                  updated=dt.date(2025, 11, 3), source="pdf")
+HIRE_FAQ = page("faq", "Deposits are returned the same day.", title="Getting your deposit back",
+                updated=dt.date(2026, 5, 20), source="faq")
+HIRE_NEWS = page("news", "Deposits now come back the same day.", title="Faster deposits",
+                 updated=dt.date(2026, 5, 20), source="web")
+HIRE_GUIDE = page("guide", "Deposits are returned within 10 days.", title="Welcome guide",
+                  updated=dt.date(2025, 11, 3), source="pdf")
+
+
+def test_each_side_has_a_kind_and_each_verdict_a_situation():
+    assert [document_kind(a) for a in (HIRE_TERMS, HIRE_FAQ, HIRE_NEWS, HIRE_GUIDE)] == ["terms", "faq", "page", "document"]
+    assert situation(ConflictPair(a=HIRE_TERMS, b=HIRE_FAQ), "faq") == "faq-over-terms"
+    assert situation(ConflictPair(a=HIRE_GUIDE, b=HIRE_NEWS), "guide") == "document-over-page"
+
+
+def _priors(**situations):
+    standing_record = {"loser-official": [45, 50]}
+    return Priors(rules={"newer-content-date-wins": {k: Prior(*v) for k, v in standing_record.items()}},
+                  situations={"newer-content-date-wins": {k: Prior(*v) for k, v in situations.items()}},
+                  threshold=0.87)
+
+
+def test_a_situation_where_the_rule_is_often_wrong_is_cannot_tell_with_its_record():
+    priors = _priors(**{"faq-over-terms": [2, 9], "page-over-terms": [20, 20]})
+    faq_vs_terms = suggest(a=HIRE_TERMS, b=HIRE_FAQ, conflict_type="policy", now=NOW, rules=executable_rules(),
+                           min_confidence=priors.threshold, priors=priors)
+    assert faq_vs_terms.winner is None and faq_vs_terms.leaning == "faq"
+    assert "right in 2 of 9 test decisions where it lets an FAQ answer win over a terms or policy document" in faq_vs_terms.explanation
+    # the same rule, the same dates, a web page announcing the change: its own good record speaks
+    news_vs_terms = suggest(a=HIRE_TERMS, b=HIRE_NEWS, conflict_type="policy", now=NOW, rules=executable_rules(),
+                            min_confidence=priors.threshold, priors=priors)
+    assert news_vs_terms.winner == "news"
+
+
+def test_a_situation_measured_a_few_times_leans_on_its_standing():
+    pair = ConflictPair(a=HIRE_TERMS, b=HIRE_FAQ)
+    rule = NEWER_CONTENT_DATE_WINS
+    unmeasured = rule_confidence(rule, pair=pair, winner="faq", priors=_priors()).raw
+    one_miss = rule_confidence(rule, pair=pair, winner="faq", priors=_priors(**{"faq-over-terms": [0, 1]})).raw
+    many_misses = rule_confidence(rule, pair=pair, winner="faq", priors=_priors(**{"faq-over-terms": [0, 12]})).raw
+    assert many_misses < one_miss < unmeasured and one_miss > 0.6  # one miss moves it a little, twelve a lot
+
+
+@pytest.mark.parametrize("decided", [1, 4, 9, 30])
+def test_confidence_rises_with_the_situations_measured_support(decided):
+    pair = ConflictPair(a=HIRE_TERMS, b=HIRE_FAQ)
+    values = [rule_confidence(NEWER_CONTENT_DATE_WINS, pair=pair, winner="faq",
+                              priors=_priors(**{"faq-over-terms": [right, decided]})).raw for right in range(decided + 1)]
+    assert values == sorted(values) and values[0] < values[-1]
+
+
+def test_the_shipped_priors_do_not_let_a_newer_faq_answer_overrule_the_terms():
+    # the product path: the priors and threshold written from the dev half
+    suggestion = suggest(a=HIRE_TERMS, b=HIRE_FAQ, conflict_type="policy", now=NOW, rules=executable_rules(),
+                         min_confidence=default_threshold())
+    assert suggestion.winner is None
+    assert "an FAQ answer win over a terms or policy document" in suggestion.explanation
+
+
+def test_a_document_whose_title_takes_effect_later_holds_back_every_statement():
+    rules = page("rules", "Helmets are lent free of charge.", title="Climbing wall rules (effective 1 December 2026)",
+                 updated=dt.date(2026, 8, 1), source="pdf")
+    board = page("board", "Helmets cost €2 to borrow.", title="At the wall", updated=dt.date(2026, 2, 1))
+    snippets = {"rules": "Helmets are lent free of charge.", "board": "Helmets cost €2 to borrow."}
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=rules, b=board, snippets=snippets), NOW)
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=rules, b=board), NOW)

@@ -44,13 +44,13 @@ def test_writes_one_line_per_set_with_winner_or_null(tmp_path):
     assert first["id"] == "set-1" and second == {"id": 7, "suggestions": []}
     trap, same_day = first["suggestions"]
     assert trap["refs"] == ["fares-pdf", "island-page"]  # sorted
-    # no conflicting sentences: nothing ties the fare table to the island page (no authority rule), and the
-    # date rule that letting an official document lose to a newer page is right too rarely on the dev half
-    # to be shown: "cannot tell", naming the side it leans to and why
-    assert trap["winner"] is None
+    # no conflicting sentences: nothing ties the fare table to the island page (no authority rule), so the date
+    # rule decides, with its record on the dev half in this situation (a web page over an official document
+    # that is not terms) as evidence; with the sentences the authority rule sees the careless copy
+    # (test_macr_rules.test_trap_official_pdf_with_effective_date_beats_newer_careless_copy)
     assert trap["rules"] == ["explicit-effective-date-wins"]
-    assert trap["explanation"].startswith("Cannot tell: the rules lean to island-page")
-    assert "below this knowledge base's threshold" in trap["explanation"]
+    assert trap["winner"] == "island-page"
+    assert "where it lets a web page win over an official document" in trap["explanation"]
     assert set(trap) == {"refs", "winner", "explanation", "rules"}
     assert same_day == {"refs": ["hours-a", "hours-b"], "winner": None, "explanation": same_day["explanation"], "rules": []}
 
