@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agents.claims.compare import NAMED_CONTACT_CONFIDENCE
+import numpy as np
+import pytest
+
+from agents.claims.compare import (NAMED_CONTACT_CONFIDENCE, Contradiction, announced_changes, own_page_siblings,
+                                   transposed_contact)
 from agents.claims.subject import Relation
 from agents.types import ArticleText
 
@@ -233,3 +237,39 @@ def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
     assert _subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
     # Words the sentence itself says still make it narrower.
     assert _subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME
+
+
+def test_a_finding_of_a_type_the_console_does_not_know_is_refused():
+    one, other = _claim("Bike hire costs £12 a day.")[0], _claim("Bike hire is £15 a day.")[0]
+    assert Contradiction("price", 0.7, "£12", "£15", one, other).type == "price"
+    with pytest.raises(ValueError, match="'weather'"):
+        Contradiction("weather", 0.7, "£12", "£15", one, other)
+
+
+def test_a_phone_number_with_two_neighbouring_digits_swapped_is_a_mistyped_copy():
+    desk = _claim("Call the booking desk on 0117 496 0382.")[0]
+    swapped = _claim("Bookings: 0117 496 0328.")[0]
+    far_apart = _claim("Bookings: 0117 496 0283.")[0]  # the same digits, but not one swap of neighbours
+    hit = transposed_contact([desk], [swapped])
+    assert (hit.type, hit.said_a, hit.said_b) == ("contact", "0117 496 0382", "0117 496 0328")
+    assert transposed_contact([desk], [far_apart]) is None
+    assert transposed_contact([desk], [desk]) is None  # the same number agrees
+
+
+def test_an_announced_move_makes_the_statement_of_that_thing_old():
+    moved, moved_scope = _claim("Our bike workshop has moved.")
+    stated, stated_scope = _claim("Bike workshop: under the station arch, open 8-6.")
+    other, other_scope = _claim("Left luggage: under the station arch, open 8-6.")
+    close = np.array([[0.45]])
+    hit = announced_changes([moved], [stated], close, [moved_scope], [stated_scope])
+    assert (hit.type, hit.said_a, hit.said_b) == ("procedure", moved.claim.text, stated.claim.text)
+    assert announced_changes([moved], [other], close, [moved_scope], [other_scope]) is None
+    assert announced_changes([moved], [stated], np.array([[0.2]]), [moved_scope], [stated_scope]) is None
+
+
+def test_a_template_sentence_that_names_its_own_page_is_a_sibling_not_a_copy():
+    juniper = _claim("Our Juniper team answers every email within a day.", title="Juniper plan: support")[0]
+    sequoia = _claim("Our Sequoia team answers every email within a day.", title="Sequoia plan: support")[0]
+    elsewhere = _claim("Our Sequoia team answers every email within a day.", title="Support")[0]
+    assert own_page_siblings(juniper, sequoia)
+    assert not own_page_siblings(juniper, elsewhere)

@@ -6,8 +6,6 @@ Every case is written in new wording for these tests (no data set's sentences or
 """
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
 from agents.claims import ALIGN_FLOOR, detect_claim_conflicts

@@ -4,9 +4,14 @@ Every case is written in new wording for these tests (no data set's sentences or
 """
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from .support import claim as _claim, found, pair
+from agents.claims.scope import (PageScope, claim_scope, days_in, page_scope, proper_names, scopes_differ, scopes_uneven,
+                                 tax_said, years_in)
+
+from .support import NOW, claim as _claim, found, pair
 
 
 def test_price_lists_of_two_seasons_do_not_conflict(vectors):
@@ -66,3 +71,77 @@ def test_abbreviated_days_are_spelled_out_only_in_schedules(text, spelled):
     from agents.claims.scope import spell_out_days
 
     assert spell_out_days(text) == spelled
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Mon-Fri 09:00-17:00", {"monday", "tuesday", "wednesday", "thursday", "friday"}),
+    ("Fri to Mon: late opening", {"friday", "saturday", "sunday", "monday"}),  # a range that wraps the week
+    ("Closed at weekends.", {"saturday", "sunday"}),
+    ("On Thursdays the pool opens late.", {"thursday"}),
+    ("The pool opens late.", set()),
+])
+def test_days_in(text, expected):
+    assert days_in(text) == frozenset(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Fares 2027/28", {"2027/28"}),
+    ("Timetable 2029", {"2029"}),
+    ("Open since 1 March 2026.", set()),  # a full date is a day, not a year a claim is said for
+    ("Lockers cost £2025 a year.", set()),  # an amount is no year
+])
+def test_years_in(text, expected):
+    assert years_in(text) == frozenset(expected)
+
+
+@pytest.mark.parametrize("text, expected", [("£40 including VAT", {"included"}), ("£40 plus VAT", {"excluded"}),
+                                            ("£40 ex. tax", {"excluded"}), ("£40", set())])
+def test_tax_said(text, expected):
+    assert tax_said(text) == frozenset(expected)
+
+
+def test_a_page_says_once_for_all_its_claims_what_tax_and_years_it_is_for():
+    validity = [dt.date(2027, 4, 1), dt.date(2028, 3, 31)]
+    page = page_scope([("All prices on this page include VAT.", []),
+                       ("Valid from 1 April 2027 to 31 March 2028.", validity), ("Lockers cost £3.", [])])
+    assert page == PageScope(tax=frozenset({"included"}), years=frozenset({"2027/28"}))
+    # Two things said of tax leave it unsaid; a rule valid for a while dates no page.
+    mixed = page_scope([("All prices on this page include VAT.", []), ("Our trade prices are plus VAT.", []),
+                        ("Vouchers are valid for 12 months from 1 April 2027.", validity[:1])])
+    assert mixed == PageScope()
+
+
+def test_proper_names_are_capitalised_words_inside_a_sentence_not_days_or_months():
+    assert proper_names("Bikes are hired at Wrenfield and at Oakbury on Sundays in May.") == {"Wrenfield", "Oakbury"}
+    assert proper_names("Wrenfield hires bikes.") == set()  # the capital that starts a sentence
+    assert proper_names("Wrenfield branch", first_words=True) == {"Wrenfield"}
+
+
+def scope_of(text):
+    return _claim(text)[1]
+
+
+def test_scopes_differ_by_audience_on_one_axis_and_by_past_or_announced():
+    adults, children, everyone = (scope_of(t) for t in ("Adults pay £9 for a swim.", "Children pay £4 for a swim.",
+                                                        "A swim costs £9."))
+    members = scope_of("Members pay £7 for a swim.")
+    assert scopes_differ(adults, children)
+    assert not scopes_differ(adults, members)  # age and membership say nothing of each other
+    assert not scopes_differ(adults, everyone) and scopes_uneven(adults, everyone)  # a special case, not apart
+    assert not scopes_uneven(adults, children)
+    assert scopes_differ(scope_of("Until 2024 a swim cost £7."), everyone)
+    announced = scope_of("From 1 May 2027 a swim will cost £10.")
+    assert announced.future_from == dt.date(2027, 5, 1) and scopes_differ(announced, everyone)
+
+
+def test_a_claims_scope_takes_what_it_leaves_open_from_its_heading():
+    saturday = claim_scope("We open at 10:00.", "Opening hours \u2014 Saturday", known_names=frozenset(), dates=[],
+                           context_dates=[], calendar_days=[], now=NOW)
+    own_day = claim_scope("On Sunday we open at 12:00.", "Opening hours \u2014 Saturday", known_names=frozenset(),
+                          dates=[], context_dates=[], calendar_days=[], now=NOW)
+    assert saturday.days == {"saturday"} and own_day.days == {"sunday"}
+    named = claim_scope("Bikes are hired at Wrenfield.", "Hire", known_names=frozenset({"Wrenfield"}), dates=[],
+                        context_dates=[], calendar_days=[], now=NOW)
+    unknown = claim_scope("Bikes are hired at Wrenfield.", "Hire", known_names=frozenset(), dates=[],
+                          context_dates=[], calendar_days=[], now=NOW)
+    assert named.names == {"Wrenfield"} and unknown.names == frozenset()  # only the knowledge base's own names scope

@@ -41,3 +41,40 @@ def test_a_contrast_with_not_denies_only_what_follows_it():
     assert channel_stances("Bring it to the front desk, not the drop box.") == (frozenset({"in_person"}), frozenset())
     # "not just" adds to the clause before it: both channels are affirmed.
     assert channel_stances("You can renew at the front desk, not just online.") == (frozenset({"in_person", "web"}), frozenset())
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("You must show your membership card.", "required"),
+    ("Booking a lane is optional.", "optional"),
+    ("You don't need to book a lane.", "optional"),
+    ("You must not book more than two lanes.", ""),  # a denial, not a requirement
+    ("Lanes are by the east door.", ""),
+])
+def test_modality(text, expected):
+    assert modality(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Book online or call us on the hotline.", {"web", "phone"}),
+    ("Drop it at the front desk.", {"in_person"}),
+    ("Post it to us, or send it by email.", {"post", "email"}),
+    ("Lanes are by the east door.", set()),
+])
+def test_channels_name_where_or_how_something_is_done(text, expected):
+    assert channels(text) == frozenset(expected)
+
+
+def test_a_denial_counts_once_per_clause_and_two_cancel_out():
+    assert is_negative("You cannot enter with a wristband.")
+    assert not is_negative("You cannot enter without a wristband.")
+    assert is_negative("Lanes are free on Mondays; shoes are not included.")  # one denying clause is enough
+
+
+def test_without_its_denials_a_claim_reads_as_what_it_is_about():
+    assert strip_negation("Deposits are non-refundable.") == "Deposits are refundable."
+    assert strip_negation("You don't need to book a lane.") == "You book a lane."
+
+
+def test_a_passive_denial_is_said_of_the_noun_phrase_before_it():
+    assert denied_of("Outside drinks are not allowed in the hall.") == {"outside", "drinks"}
+    assert denied_of("We don't serve drinks in the hall.") == frozenset()  # active: nothing it is said of

@@ -59,3 +59,22 @@ def test_a_contraction_is_no_subject():
 
     text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
     assert subject_of(text, text.index("£8")) is None
+
+
+def test_a_bare_noun_is_the_one_its_article_last_named():
+    from agents.claims.subject import named_mentions, resolved
+
+    mentions = named_mentions("Our Kestrel Rider card gives 10% off.", {})
+    assert resolved(frozenset({"card"}), mentions) == {"kestrel", "rider", "card"}
+    assert resolved(frozenset({"pass"}), mentions) == {"pass"}  # never named
+    assert resolved(frozenset({"gift", "card"}), mentions) == {"gift", "card"}  # says which card itself
+    assert resolved(None, mentions) is None
+
+
+def test_a_statements_subject_is_its_noun_phrase_before_a_verb():
+    from agents.claims.subject import label_subject, statement_subject
+
+    assert statement_subject("The night bus leaves at 23:00.") == {"night", "bus"}
+    assert statement_subject("Night bus: 23:00") is None  # a label, not a statement
+    assert statement_subject("Since May the night bus leaves at 23:00.") is None  # an adverbial opens it
+    assert label_subject("Night bus (90 minutes)") == {"night", "bus"}  # what is in brackets is no subject
