@@ -1,34 +1,17 @@
-"""agents.claims.detect_claim_conflicts: align claims by meaning with the real sentence model, then compare.
+"""agents.claims.detect_claim_conflicts as a whole (the package's __init__): align claims by meaning with the real
+sentence model, then compare; the corpus of conflicting and agreeing pairs, explanations, unrelated pairs and the
+names that can scope a claim. Tests of one module's behaviour are in that module's test file (test_<module>.py).
 
 Every case is written in new wording for these tests (no data set's sentences or names).
 """
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
-from agents.claims import ALIGN_FLOOR, ClaimVectors, detect_claim_conflicts
-from agents.claims.compare import NAMED_CONTACT_CONFIDENCE
-from agents.types import CONFLICT_TYPES, ArticleText
-from articles.embeddings import embed_texts
+from agents.claims import ALIGN_FLOOR, detect_claim_conflicts
+from agents.types import ArticleText
 
-NOW = dt.date(2026, 6, 1)
-
-
-@pytest.fixture(scope="module")
-def vectors():
-    return ClaimVectors(embed_texts)
-
-
-def pair(first: str, second: str, *, first_title="Visiting us", second_title="Help centre",
-         first_date=dt.date(2026, 1, 10), second_date=dt.date(2026, 4, 2)) -> list[ArticleText]:
-    return [ArticleText(ref="kb-1", title=first_title, body=first, updated_at=first_date),
-            ArticleText(ref="kb-2", title=second_title, body=second, updated_at=second_date)]
-
-
-def found(articles, vectors, now=NOW):
-    return detect_claim_conflicts(articles=articles, now=now, vectors=vectors).findings
+from .support import NOW, found, pair
 
 
 CONFLICTS = {
@@ -218,66 +201,6 @@ def test_explanation_names_both_titles_both_values_and_the_newer_article(vectors
     assert "newer" in explanation and "2026-04-02" in explanation and "kb-1" not in explanation
 
 
-def test_a_channel_counts_against_the_action_the_heading_names(vectors):
-    # "switched on" and "activate" share no word; the heading both claims stand under names the action.
-    denied = "Quillo Fibre is switched on by a technician at your home, never from the app."
-    activated = pair(denied, "You activate Quillo Fibre yourself in the app, under Settings and then Start.",
-                     first_title="Quillo Fibre: activation", second_title="Quillo Fibre: activation")
-    assert [(f.refs, f.type) for f in found(activated, vectors)] == [(("kb-1", "kb-2"), "procedure")]
-    # A claim on the same page about another action done in the app (its product's name in capitals) is no denial.
-    other_action = pair("Our Quillo SIM team reads every message sent through the chat in the app.",
-                        denied.replace("Fibre", "SIM"), first_title="Quillo SIM: activation",
-                        second_title="Quillo SIM: activation")
-    assert found(other_action, vectors) == []
-
-
-def test_price_lists_of_two_seasons_do_not_conflict(vectors):
-    articles = pair("| Pass | Price |\n|---|---|\n| Adult day pass | €61 |", "Adult day pass: €58.",
-                    first_title="Pass prices, winter 2026/27", second_title="Pass prices 2025/26")
-    assert found(articles, vectors) == []
-    same_season = pair(articles[0].body, articles[1].body, first_title="Pass prices, winter 2026/27",
-                       second_title="Pass prices for the 2026-27 season")
-    assert [f.type for f in found(same_season, vectors)] == ["price"]
-
-
-def test_a_heading_scopes_the_claims_under_it(vectors):
-    articles = pair("Quarry Lane branch\nWe open at 08:00 on weekdays.\n\nAt Quarry Lane we open weekdays at 08:00.",
-                    "Mill Cross branch\nWe open at 09:30 on weekdays.\n\nAt Mill Cross we open weekdays at 09:30.",
-                    first_title="Quarry Lane branch", second_title="Mill Cross branch")
-    assert found(articles, vectors) == []
-
-
-def test_a_template_sentence_on_each_products_own_page_is_no_name_swap(vectors):
-    articles = pair("Our Lite Broadband team answers every message sent through the chat in the app.",
-                    "Our Max Broadband team answers every message sent through the chat in the app.",
-                    first_title="Lite Broadband: support", second_title="Max Broadband: support")
-    assert found(articles, vectors) == []
-    edited_copy = pair(articles[0].body, articles[1].body, first_title="Support", second_title="Support team")
-    assert [f.type for f in found(edited_copy, vectors)] == ["other"]
-
-
-def test_a_name_that_opens_a_claim_scopes_it_when_nothing_else_does(vectors):
-    # The heading makes the first claim about one fare; the second claim's opening word names another.
-    articles = pair("Cancellations made less than 24 hours before departure are not refunded.",
-                    "Rover tickets can be cancelled for a full refund until 2 hours before departure. "
-                    "We sell Thrift and Rover tickets online.",
-                    first_title="Refunds on a Thrift ticket", second_title="Cancelling a booking")
-    assert found(articles, vectors) == []
-    unnamed = pair(articles[0].body, "Tickets can be cancelled for a full refund until 2 hours before departure.",
-                   first_title="Refunds", second_title="Cancelling a booking")
-    assert [f.refs for f in found(unnamed, vectors)] == [("kb-1", "kb-2")]
-
-
-def test_sibling_pages_from_one_template_do_not_conflict(vectors):
-    # Counts of a noun no parser reads: only the near-copy comparison sees them; the titles set the pages apart.
-    articles = pair("In summer the lake boat makes 6 return sailings a day, and in winter 2.",
-                    "In summer the lake boat makes 9 return sailings a day, and in winter 4.",
-                    first_title="Route: Ashby jetty", second_title="Route: Kelso jetty")
-    assert found(articles, vectors) == []
-    one_topic = pair(articles[0].body, articles[1].body, first_title="Lake boat", second_title="Lake boat timetable")
-    assert [f.type for f in found(one_topic, vectors)] == ["quantity"]
-
-
 def test_pairs_about_different_things_are_reported_as_unrelated(vectors):
     articles = pair(*AGREEING["unrelated topics"])
     result = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors)
@@ -301,190 +224,6 @@ def test_without_a_sentence_model_no_pair_is_called_unrelated():
     assert result.unrelated_pairs() == set()
 
 
-def test_claim_vectors_are_computed_once_per_article_text(vectors):
-    store = ClaimVectors(embed_texts)
-    articles = pair(*CONFLICTS["negation in other words"])
-    detect_claim_conflicts(articles=articles, now=NOW, vectors=store)
-    encoded = store.encoded_texts
-    assert encoded > 0
-    detect_claim_conflicts(articles=list(reversed(articles)), now=NOW, vectors=store)
-    assert store.encoded_texts == encoded
-
-
-def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
-    from agents.claims.analysis import analyse_text
-    from agents.claims.compare import _denies_what_other_affirms
-
-    def claim(text):
-        return analyse_text("Notes", text, 2026)[0]
-
-    denied = claim("Harbour passes are non-refundable, so plan your week before buying one at the kiosk.")
-    same_subject = claim("Harbour passes can be refunded up to a day before you travel.")
-    other_subject = claim("Parking permits can be refunded up to a day before you travel.")
-    assert _denies_what_other_affirms(denied, same_subject, 0.5)
-    assert not _denies_what_other_affirms(denied, other_subject, 0.5)
-
-
-def test_loosely_aligned_values_count_when_said_of_the_same_named_thing():
-    # A table cell under a bare "Price" column has no words next to its value; its row label is its subject.
-    from agents.claims.analysis import analyse_text
-    from agents.claims.compare import _value_contradiction
-
-    cell = analyse_text("Fees", "| Service | Price |\n|---|---|\n| Full groom (45 minutes) | €38 |", 2026)[0]
-    same = analyse_text("Grooming", "A full groom with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
-    other = analyse_text("Grooming", "A nail trim with one of our stylists costs €32 and takes about 45 minutes.", 2026)[0]
-    hit = _value_contradiction(cell, same, 0.55, heads_must_match=True)
-    assert hit is not None and hit[0] == "money" and (hit[2], hit[3]) == ("€38", "€32")
-    assert _value_contradiction(cell, other, 0.55, heads_must_match=True) is None
-
-
-def _claim(text, title="Notes"):
-    from agents.claims import _scope
-    from agents.claims.analysis import analyse_text
-
-    facts = analyse_text(title, text, 2026)[0]
-    return facts, _scope(facts, known=frozenset(), now=NOW)
-
-
-def test_a_loosely_aligned_denial_of_what_the_other_claim_permits_is_reported():
-    from agents.claims import REPORT_MIN_CONFIDENCE
-    from agents.claims.compare import compare_claims
-
-    denial, denial_scope = _claim("We can't accept gift cards or coupons at the till.")
-    permits, permits_scope = _claim("Good news: you can now pay with a gift card in every shop.")
-    instructs, instructs_scope = _claim("Show your gift card at the till before you pay.")
-    hit = compare_claims(denial, permits, similarity=0.5, scope_a=denial_scope, scope_b=permits_scope)
-    assert hit is not None and hit.confidence >= REPORT_MIN_CONFIDENCE
-    miss = compare_claims(denial, instructs, similarity=0.5, scope_a=denial_scope, scope_b=instructs_scope)
-    assert miss is None or miss.confidence < REPORT_MIN_CONFIDENCE
-
-
-def test_age_limits_are_compared_whoever_each_sentence_names():
-    from agents.claims import REPORT_MIN_CONFIDENCE
-    from agents.claims.compare import compare_claims
-
-    limit, limit_scope = _claim("Evening workshops: minimum age 18.", title="Workshops and fees")
-    other, other_scope = _claim("Participants must be 17 or over.", title="Pottery for beginners")
-    hit = compare_claims(limit, other, similarity=0.6, scope_a=limit_scope, scope_b=other_scope)
-    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
-    # Audiences on one axis still set two limits apart.
-    child, child_scope = _claim("Children must be 8 or over to join a workshop.")
-    adult, adult_scope = _claim("Adults must be 18 or over to join a workshop.")
-    assert compare_claims(child, adult, similarity=0.8, scope_a=child_scope, scope_b=adult_scope) is None
-
-
-def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
-    siblings = pair("Front desk: 0161 496 0123\nWe open at 08:00 on weekdays.",
-                    "Front desk: 0161 496 0456\nWe open at 08:00 on weekdays.",
-                    first_title="Northgate studio", second_title="Riverside studio")
-    assert found(siblings, vectors) == []
-    one_studio = pair(siblings[0].body, siblings[1].body, first_title="Northgate studio", second_title="Contact details")
-    assert [f.type for f in found(one_studio, vectors)] == ["contact"]
-
-
-def test_a_table_cells_row_label_scopes_it_as_its_own_words(vectors):
-    from agents.claims.scope import scopes_differ
-
-    cell, cell_scope = _claim("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |", title="Passes")
-    hours, hours_scope = _claim("Monday to Friday: 07:00-21:00", title="Opening hours")
-    assert "off-peak" in cell_scope.tiers and scopes_differ(cell_scope, hours_scope)
-    articles = pair("| Pass | Entry times |\n|---|---|\n| Off-peak pass | weekdays 10:00-15:00 |",
-                    "Opening hours\nMonday to Friday: 07:00-21:00", first_title="Passes", second_title="Opening hours")
-    assert found(articles, vectors) == []
-
-
-def test_a_value_quoted_as_the_usual_one_agrees_and_adds_an_exception():
-    from agents.claims import REPORT_MIN_CONFIDENCE
-    from agents.claims.compare import compare_claims
-
-    usual, usual_scope = _claim("Take 30% off your first lesson and 10% off the next two.", title="Welcome offer")
-    exception, exception_scope = _claim("Pupils you introduce take 40% off their first lesson instead of our usual 30%.",
-                                        title="Introduce a pupil")
-    changed, changed_scope = _claim("You now take 40% off your first lesson, up from 30%.", title="Offer update")
-    hit = compare_claims(usual, exception, similarity=0.8, scope_a=usual_scope, scope_b=exception_scope)
-    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
-    change = compare_claims(usual, changed, similarity=0.8, scope_a=usual_scope, scope_b=changed_scope)
-    assert change is not None and change.confidence >= REPORT_MIN_CONFIDENCE
-
-
-def test_unlimited_denies_an_allowance_not_a_length():
-    from agents.claims.compare import _unlimited_contradiction
-
-    unlimited = _claim("Every plan comes with unlimited studio sessions.")[0]
-    allowance = _claim("Every plan comes with up to 6 sessions in the studio.")[0]
-    per_period = _claim("Every plan comes with 8 sessions a month in the studio.")[0]
-    length = _claim("A studio session (45 minutes) is led by a coach.")[0]
-    assert _unlimited_contradiction(unlimited, allowance) is not None
-    assert _unlimited_contradiction(unlimited, per_period) is not None
-    assert _unlimited_contradiction(unlimited, length) is None
-
-
-def test_daily_hours_are_compared_day_by_day(vectors):
-    daily = "The café is open daily from 8 to 5 pm."
-    differs_at_weekends = pair(daily, "Café: 08:00-17:00 Monday to Friday, 09:00-17:00 Saturday and Sunday.",
-                               first_title="Our café", second_title="Visitor guide")
-    assert [f.type for f in found(differs_at_weekends, vectors)] == ["hours"]
-    same_every_day = pair(daily, "Café: 08:00-17:00 Monday to Friday, 08:00-17:00 Saturday and Sunday.",
-                          first_title="Our café", second_title="Visitor guide")
-    assert found(same_every_day, vectors) == []
-
-
-def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vectors):
-    taxed = "Our prices exclude 20% VAT, so a locker costs £36 a month including VAT."
-    assert [f.type for f in found(pair(taxed, "A locker costs £25 a month."), vectors)] == ["price"]
-    assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
-    assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
-    assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
-
-
-def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
-    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
-    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
-            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
-    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
-    assert [f.type for f in found(same, vectors)] == ["price"]
-    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
-    assert found(other, vectors) == []
-
-
-def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vectors):
-    # Three articles, so that the place's name is the knowledge base's own, not the business's (named on most pages).
-    unrelated = ArticleText(ref="kb-3", title="Gift cards", body="Gift cards are sold in any amount from $10.",
-                            updated_at=dt.date(2026, 2, 1))
-    call = ("Prescriptions are ready two hours after you order them. If one is missing, the team at Elm Yard will chase it "
-            "for you: ring 0161 496 0720.")
-    listed = "Opening times and numbers.\n\nElm Yard: 0161 496 0755"
-    same = [*pair(call, listed, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
-    # Found by the pass for numbers of one named place (its confidence), not by claims that align.
-    assert [(f.refs, f.type, f.confidence) for f in found(same, vectors)] == [
-        (("kb-1", "kb-2"), "contact", NAMED_CONTACT_CONFIDENCE)]
-    other_line = "Opening times and numbers.\n\nElm Yard travel clinic: 0161 496 0755"
-    another_purpose = [*pair(call, other_line, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
-    assert found(another_purpose, vectors) == []
-    other_place = "Opening times and numbers.\n\nBirch Lane: 0161 496 0755"
-    different = [*pair(call, other_place, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
-    assert found(different, vectors) == []
-    both_numbers = "Opening times and numbers.\n\nElm Yard: 0161 496 0755 or 0161 496 0720"
-    agreeing = [*pair(call, both_numbers, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
-    assert found(agreeing, vectors) == []
-
-
-def test_a_contraction_is_no_subject():
-    from agents.claims.subject import subject_of
-
-    text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
-    assert subject_of(text, text.index("£8")) is None
-
-
-def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
-    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
-    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
-    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
-        ("kb-1", "kb-2")]
-    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
-    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
-
-
 def test_a_page_title_cited_with_see_is_no_name_that_scopes():
     from agents.claims import _known_names
 
@@ -493,53 +232,3 @@ def test_a_page_title_cited_with_see_is_no_name_that_scopes():
                 ArticleText(ref="kb-3", title="Contact", body="Call us on weekdays between 9 and 5.")]
     known = _known_names(articles)
     assert "Millgate" in known and "Returns" not in known
-
-
-def test_each_branch_page_keeps_things_at_its_own_place(vectors):
-    northgate, southgate = "Parcels are kept at the Northgate desk.", "Your parcels are held at the Southgate desk for two weeks."
-    articles = [ArticleText(ref="kb-1", title="Northgate branch", body=northgate),
-                ArticleText(ref="kb-2", title="Southgate branch", body=southgate)]
-    assert found(articles, vectors) == []
-    moved = [ArticleText(ref="kb-1", title="Parcels", body=northgate),
-             ArticleText(ref="kb-2", title="Post room", body=southgate)]
-    [finding] = found(moved, vectors)
-    # A type the console, its filters and the API know (agents.types lists them all).
-    assert finding.type == "procedure" and finding.type in CONFLICT_TYPES
-    assert "disagree about how or where it is done" in finding.explanation
-
-
-def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
-    # "seven days a week:" names every day, but the Sunday hours are the ones after "and on Sundays".
-    articles = pair("Mon-Sat 09:00-19:00, Sun 12:00-16:00.",
-                    "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
-                    "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")
-    # Day attribution is under test, not how sure the finding is: report any confidence.
-    findings = detect_claim_conflicts(articles=articles, now=NOW, vectors=vectors, min_confidence=0.1).findings
-    assert [(f.refs, f.type) for f in findings] == [(("kb-1", "kb-2"), "hours")]
-    assert "12:00 / 16:00" in findings[0].explanation and "11 am / 3 pm" in findings[0].explanation
-
-
-def test_the_same_hours_written_with_abbreviated_days_agree(vectors):
-    assert detect_claim_conflicts(min_confidence=0.1, now=NOW, vectors=vectors, articles=pair("Mon-Sat 09:00-19:00, Sun 11:00-15:00.",
-                      "Open seven days a week: Monday to Saturday from 9 am until 7 pm, and on Sundays "
-                      "from 11 am until 3 pm.", first_title="Opening times", second_title="Find us")).findings == []
-
-
-def test_hours_compared_day_by_day_are_not_doubted_as_of_an_unknown_subject():
-    from agents.claims.analysis import analyse_text
-    from agents.claims.compare import UNKNOWN_SUBJECT_STRENGTH, _value_contradiction
-
-    timetable = analyse_text("Visiting us", "Monday-Friday 08:00-18:00 | Saturday 09:00-12:00", 2026)[0]
-    with_days = analyse_text("Help centre", "Monday to Friday we're open from 8 am to 7 pm, and on Saturday from 9 am "
-                                            "to noon.", 2026)[0]
-    kind, strength, said_timetable, said_sentence = _value_contradiction(timetable, with_days, 0.72)
-    assert kind == "clock" and "18:00" in said_timetable and "7 pm" in said_sentence
-    assert strength > 0.8 * UNKNOWN_SUBJECT_STRENGTH  # one end of a range moved (0.8), not damped further
-
-
-def test_a_contrast_with_not_denies_only_what_follows_it():
-    from agents.claims.stance import channel_stances
-
-    assert channel_stances("Bring it to the front desk, not the drop box.") == (frozenset({"in_person"}), frozenset())
-    # "not just" adds to the clause before it: both channels are affirmed.
-    assert channel_stances("You can renew at the front desk, not just online.") == (frozenset({"in_person", "web"}), frozenset())

@@ -45,19 +45,6 @@ def test_relations():
     assert relation(frozenset({"driver"}), frozenset({"car"})) is Relation.UNKNOWN  # perhaps one thing in other words
 
 
-def test_table_cells_are_claims_said_of_their_row_and_column():
-    from agents.claims.split import split_claims
-
-    body = ("| Room | Price per night | Late check-out |\n|---|---|---|\n| Garden room | £120 | 1 pm |\n"
-            "| Loft suite | £210 | 2 pm |\nBreakfast is served until 10:30.")
-    claims = split_claims("Room rates", body)
-    cells = [(c.text, c.label, c.column) for c in claims if c.label]
-    assert cells == [("£120", "Garden room", "Price per night"), ("1 pm", "Garden room", "Late check-out"),
-                     ("£210", "Loft suite", "Price per night"), ("2 pm", "Loft suite", "Late check-out")]
-    assert all(body[c.start:c.end] == c.text for c in claims)
-    assert claims[-1].text == "Breakfast is served until 10:30." and not claims[-1].label
-
-
 @pytest.mark.parametrize("text, value, expected", [
     # An action done "to" something: the value is said of the action, not of where it leads.
     ("You can switch to the Harbour plan at no charge.", "at no charge", {"switch", "harbour"}),
@@ -67,22 +54,27 @@ def test_a_value_said_of_an_action_towards_something_keeps_the_action(text, valu
     assert at(text, value) == frozenset(expected)
 
 
-def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
-    from agents.claims.analysis import analyse_text
-    from agents.claims.compare import _subject_relation
+def test_a_contraction_is_no_subject():
+    from agents.claims.subject import subject_of
 
-    free = analyse_text("Getting here", "Our free minibus leaves from the square every hour.", 2026)[0]
-    priced = analyse_text("Town minibus", "The minibus costs £3 each way.", 2026)[0]
-    named = analyse_text("Getting here", "A night minibus costs £5 each way.", 2026)[0]
-    assert _subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
-    # Words the sentence itself says still make it narrower.
-    assert _subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME
+    text = "A 5-visit card costs £40 (that's £8 a visit) and lasts a year."
+    assert subject_of(text, text.index("£8")) is None
 
 
-def test_a_line_that_introduces_a_list_with_a_price_is_a_claim_said_of_what_its_sentence_names():
-    from agents.claims.analysis import analyse_text
+def test_a_bare_noun_is_the_one_its_article_last_named():
+    from agents.claims.subject import named_mentions, resolved
 
-    facts = analyse_text("Passes", "The Lido pass is our summer ticket. For £30 a month you get:\n- a locker in the changing room\n- two guest visits", 2026)
-    intro = next(f for f in facts if "£30" in f.claim.text)
-    assert [v.text for v in intro.values] == ["£30"] and intro.subjects[0] == frozenset({"lido", "pass"})
-    assert any("locker" in f.claim.text and "summer ticket" in f.claim.context for f in facts)  # still a heading
+    mentions = named_mentions("Our Kestrel Rider card gives 10% off.", {})
+    assert resolved(frozenset({"card"}), mentions) == {"kestrel", "rider", "card"}
+    assert resolved(frozenset({"pass"}), mentions) == {"pass"}  # never named
+    assert resolved(frozenset({"gift", "card"}), mentions) == {"gift", "card"}  # says which card itself
+    assert resolved(None, mentions) is None
+
+
+def test_a_statements_subject_is_its_noun_phrase_before_a_verb():
+    from agents.claims.subject import label_subject, statement_subject
+
+    assert statement_subject("The night bus leaves at 23:00.") == {"night", "bus"}
+    assert statement_subject("Night bus: 23:00") is None  # a label, not a statement
+    assert statement_subject("Since May the night bus leaves at 23:00.") is None  # an adverbial opens it
+    assert label_subject("Night bus (90 minutes)") == {"night", "bus"}  # what is in brackets is no subject

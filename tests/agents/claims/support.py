@@ -1,0 +1,28 @@
+"""Helpers shared by the claim detector's test modules: two articles, their findings, one analysed claim."""
+from __future__ import annotations
+
+import datetime as dt
+
+from agents.claims import _scope, detect_claim_conflicts
+from agents.claims.analysis import analyse_text
+from agents.types import ArticleText
+
+__all__ = ["NOW", "claim", "detect_claim_conflicts", "found", "pair"]
+
+NOW = dt.date(2026, 6, 1)
+
+
+def pair(first: str, second: str, *, first_title="Visiting us", second_title="Help centre",
+         first_date=dt.date(2026, 1, 10), second_date=dt.date(2026, 4, 2)) -> list[ArticleText]:
+    return [ArticleText(ref="kb-1", title=first_title, body=first, updated_at=first_date),
+            ArticleText(ref="kb-2", title=second_title, body=second, updated_at=second_date)]
+
+
+def found(articles, vectors, now=NOW):
+    return detect_claim_conflicts(articles=articles, now=now, vectors=vectors).findings
+
+
+def claim(text, title="Notes"):
+    """The first claim of a one-text article, and its scope as the detector reads it."""
+    facts = analyse_text(title, text, 2026)[0]
+    return facts, _scope(facts, known=frozenset(), now=NOW)
