@@ -183,34 +183,6 @@ class VersionClaimVectors(models.Model):
         ]
 
 
-class ArticleAuditAction(models.TextChoices):
-    CREATE = "create", "Created"
-    NEW_VERSION = "new_version", "New version"
-    DELETE = "delete", "Deleted"
-    RESTORE = "restore", "Restored"
-    GONE = "gone", "Gone from source"
-    BACK = "back", "Back in source"
-    DRIFT_HELD = "drift_held", "Source change held for review"
-    DRIFT_KEPT = "drift_kept", "Kept the console text"
-    DRIFT_TAKEN = "drift_taken", "Took the source text"
-    DRIFT_MERGED = "drift_merged", "Merged the source change"
-
-
-class ArticleAudit(models.Model):
-    """Who changed what, for every write to an article."""
-
-    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
-    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="audit")
-    version = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL)
-    action = models.CharField(max_length=20, choices=ArticleAuditAction.choices)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-
 class SyncStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
@@ -496,6 +468,16 @@ class AuditAction(models.TextChoices):
     SOURCE_CREATED = "source.created", "Source added"
     SOURCE_CHANGED = "source.changed", "Source changed"
     SOURCE_REFUSED = "source.refused", "Source location refused"
+    ARTICLE_CREATED = "article.created", "Article created"
+    ARTICLE_VERSION_ADDED = "article.version_added", "Article version added"
+    ARTICLE_DELETED = "article.deleted", "Article deleted"
+    ARTICLE_RESTORED = "article.restored", "Article restored"
+    ARTICLE_GONE = "article.gone", "Article gone from its source"
+    ARTICLE_BACK = "article.back", "Article back in its source"
+    DRIFT_HELD = "article.drift_held", "Source change held for review"
+    DRIFT_KEPT = "article.drift_kept", "Kept the console text"
+    DRIFT_TAKEN = "article.drift_taken", "Took the source text"
+    DRIFT_MERGED = "article.drift_merged", "Merged the source change"
 
 
 class AuditEvent(models.Model):
