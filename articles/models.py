@@ -77,6 +77,7 @@ class Article(models.Model):
             models.UniqueConstraint(fields=["knowledge_base", "external_ref"], name="article_ref_unique_per_kb"),
             models.CheckConstraint(condition=~models.Q(external_ref=""), name="article_ref_not_empty"),
             models.CheckConstraint(condition=models.Q(status__in=ArticleStatus.values), name="article_status_valid"),
+            models.CheckConstraint(condition=models.Q(source_type__in=SourceType.values), name="article_source_type_valid"),
         ]
         indexes = [models.Index(fields=["knowledge_base", "status"])]
 
@@ -114,6 +115,7 @@ class ArticleVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["article", "number"], name="article_version_number_unique"),
             models.CheckConstraint(condition=~models.Q(body=""), name="article_version_body_not_empty"),
+            models.CheckConstraint(condition=models.Q(reason__in=VersionReason.values), name="article_version_reason_valid"),
         ]
         ordering = ["article", "-number"]
 
@@ -437,7 +439,7 @@ class DriftItem(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=DriftStatus.values), name="drift_status_valid"),
             models.UniqueConstraint(
-                fields=["article"], condition=models.Q(status="pending"), name="drift_one_pending_per_article"
+                fields=["article"], condition=models.Q(status=DriftStatus.PENDING), name="drift_one_pending_per_article"
             ),
         ]
         indexes = [models.Index(fields=["knowledge_base", "status"])]

@@ -37,6 +37,7 @@ from articles.models import (
     ArticleStatus,
     ArticleVersion,
     AuditAction,
+    DriftStatus,
     GonePolicy,
     KnowledgeBase,
     PageState,
@@ -658,7 +659,7 @@ def _apply_page(run: _Run, *, key: str, parsed: ParsedArticle, raw_hash: str, et
         page, _ = SourcePage.objects.update_or_create(source=source, key=key, defaults=fields)
         if outcome == "held":
             # The drift item was created before the page row existed on a first sync; link it now.
-            article.drift_items.filter(status="pending", page__isnull=True).update(page=page)
+            article.drift_items.filter(status=DriftStatus.PENDING, page__isnull=True).update(page=page)
         run.pages[key] = page
         if was_gone:
             audit_event_record(action=AuditAction.ARTICLE_BACK, target=article, source=source.name, key=key)

@@ -25,7 +25,7 @@ from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText, Suggestion
 from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
-from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase
+from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase, VersionReason
 from articles.selectors import search
 from conflicts import jobs
 from conflicts.models import (
@@ -85,7 +85,7 @@ def rule_base_ensure(*, knowledge_base: KnowledgeBase) -> None:
 def _textual_rule(row: ResolutionRule) -> Rule:
     return Rule(
         id=row.rule_id, type=row.type, condition=row.condition, resolution=row.resolution, origin=row.origin,
-        kind="textual", priority=row.priority, coverage=row.coverage, support=row.support,
+        kind=RuleKind.TEXTUAL.value, priority=row.priority, coverage=row.coverage, support=row.support,
         validated_cases=row.validated_cases, validated_agreed=row.validated_agreed,
     )
 
@@ -384,7 +384,7 @@ def staff_decisions(*, knowledge_base: KnowledgeBase) -> list[Decision]:
 
 def _version_before_review(article: Article, reviewed: ArticleVersion, conflict: Conflict) -> ArticleVersion:
     """A fix written while resolving is the reviewer's answer, not the case they judged: use the one before."""
-    if reviewed.reason == "resolve" and reviewed.number > 1:
+    if reviewed.reason == VersionReason.RESOLVE and reviewed.number > 1:
         return article.versions.filter(number__lt=reviewed.number).order_by("-number").first() or reviewed
     return reviewed
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles import sources_selectors as selectors
-from articles.models import ACTIVE_SYNC_STATUSES, DriftStatus, PageState, Role, SourceKind, SyncTrigger
+from articles.models import ACTIVE_SYNC_STATUSES, DriftStatus, PageState, Role, SourceKind, SyncStatus, SyncTrigger
 from articles.services import ArticleInputError, StaleVersionError
 from articles.sources import (
     SourceInputError,
@@ -49,7 +49,7 @@ def _sync_context(sync, *, recent: bool = False) -> dict:
     context = {
         "sync": sync,
         "sync_active": sync.status in ACTIVE_SYNC_STATUSES,
-        "sync_percent": int(100 * sync.done / sync.total) if sync.total else (100 if sync.status == "done" else 0),
+        "sync_percent": int(100 * sync.done / sync.total) if sync.total else (100 if sync.status == SyncStatus.DONE else 0),
         "sync_errors": sync.page_errors[:ERRORS_SHOWN],
     }
     if recent:
