@@ -328,7 +328,7 @@ def suggestion_record_use(*, conflict: Conflict) -> int:
     ).update(times_applied=F("times_applied") + 1)
 
 
-def suggestion_enqueue(*, conflict_id: int, force: bool = False) -> None:
+def suggestion_request(*, conflict_id: int, force: bool = False) -> None:
     """Compute the suggestion on a worker once the current transaction commits (once per article versions;
     `force`: a reviewer asked for it again)."""
     jobs.suggestion_enqueue(conflict_id=conflict_id, force=force)
@@ -504,6 +504,6 @@ def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> Reso
     return rule
 
 
-def rule_induction_enqueue(*, knowledge_base: KnowledgeBase, actor=None) -> None:
+def rule_induction_request(*, knowledge_base: KnowledgeBase, actor=None) -> None:
     """Run the Observer now (ops asked for it), after the request's transaction commits."""
     jobs.rule_induction_enqueue(knowledge_base_id=knowledge_base.pk, actor_id=actor.pk if actor else None)
