@@ -57,14 +57,6 @@ def _sync_context(sync, *, recent: bool = False) -> dict:
     return context
 
 
-def _file_rows(source, last_sync) -> list[dict]:
-    """The uploaded files, each with the error the last sync reported for it (if any)."""
-    errors = {}
-    for item in (last_sync.page_errors if last_sync else []):
-        errors.setdefault(item.get("key", ""), item.get("error", ""))
-    return [{"file": f, "error": errors.get(f.name, "")} for f in source.files.only("pk", "name", "size", "uploaded_at")]
-
-
 @kb_view(read=Role.VIEWER, write=Role.OPS)
 def source_list_view(request):
     form = SourceForm(request.POST or None)
@@ -97,7 +89,7 @@ def _detail_context(request, source, *, shown_sync=None, **extra) -> dict:
         **_sync_context(shown_sync or latest),
         "awaiting_gone": list(selectors.source_pages(source=source, state=PageState.GONE_PENDING)),
         "failing_pages": list(selectors.source_pages(source=source, failing=True)[:ERRORS_SHOWN]),
-        "files": _file_rows(source, latest) if source.kind == SourceKind.UPLOAD else [],
+        "files": selectors.source_file_rows(source=source, last_sync=latest) if source.kind == SourceKind.UPLOAD else [],
         "can_ops": allows(request, Role.OPS),
         "upload_error": "",
         **extra,

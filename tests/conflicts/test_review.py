@@ -5,8 +5,9 @@ import pytest
 from articles.models import ArticleVersion
 from articles.services import article_restore, article_version_restore
 from conflicts.models import ActivityKind, Conflict, ConflictActivity
-from conflicts.selectors import conflicts_brought_back, dashboard_figures
+from conflicts.selectors import dashboard_figures
 from conflicts.services import ArticleFix, conflict_dismiss, conflict_resolve
+from conflicts.services.restores import conflicts_brought_back
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.conflicts.console_support import detected_pair, make_user
 
