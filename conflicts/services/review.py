@@ -90,8 +90,9 @@ def conflict_transition(
         changes = {"status": to_status, **fields}
         for name, value in changes.items():
             setattr(locked, name, value)
-            setattr(conflict, name, value)
         locked.save(update_fields=list(changes))
+        for name, value in changes.items():
+            setattr(conflict, name, value)
         return _activity_write(conflict=locked, kind=kind or _KIND_FOR_STATUS[to_status], from_status=previous,
                                actor=actor, note=note, detail=detail)
 
