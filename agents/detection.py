@@ -57,7 +57,10 @@ def uses_cached_verdicts(detector: str) -> bool:
 
 
 @dataclass
-class DetectionOutcome:
+class DetectionReport:
+    """How one turn's check went, as plain data: its status, findings and counts (conflicts stores it as a
+    DetectionRun, whose `outcome` is a conflicts.models.DetectionOutcome)."""
+
     status: str
     findings: list[ConflictFinding] = field(default_factory=list)
     # Verdicts the LLM gave in this run, conflict or not: what the caller caches by article versions.
@@ -86,12 +89,17 @@ class DetectionOutcome:
         return self.status != STATUS_SKIPPED
 
 
+# The old name, kept only until conflicts/services/detection.py (being split) imports DetectionReport; then
+# deleted, so "DetectionOutcome" names the stored outcome (conflicts.models) alone.
+DetectionOutcome = DetectionReport
+
+
 @dataclass
 class DetectionPlan:
     """A turn's check up to the LLM call: what the claims, the cache and the similarity floor settled
     (in `outcome`), and the pairs left for the LLM. agents.batching sends several plans' pairs in one call."""
 
-    outcome: DetectionOutcome
+    outcome: DetectionReport
     articles: list[ArticleText]  # the articles checked (at most MAX_ARTICLES, best-ranked first)
     now: dt.date
     found: dict[tuple[str, str], ConflictFinding] = field(default_factory=dict)
@@ -140,7 +148,7 @@ def run_detection(
     cached: dict[tuple[str, str], ConflictFinding | None] | None = None,
     claim_vectors: ClaimVectors | None = None,
     claim_judge: JudgeSetup | None = None,
-) -> DetectionOutcome:
+) -> DetectionReport:
     """Find conflicting pairs among `articles` (best-ranked first).
 
     claims: the deterministic claim detector only (no cache, no LLM).
@@ -181,12 +189,12 @@ def plan_detection(
     selected = _unique_by_ref(articles)
     today = now or dt.date.today()
     if len(selected) < MIN_ARTICLES:
-        return DetectionPlan(DetectionOutcome(status=STATUS_SKIPPED, articles_considered=len(selected)), selected, today)
+        return DetectionPlan(DetectionReport(status=STATUS_SKIPPED, articles_considered=len(selected)), selected, today)
     status = STATUS_CAPPED if len(selected) > MAX_ARTICLES else STATUS_OK
     selected = selected[:MAX_ARTICLES]
     if detector == "llm" and llm_config is None:
         raise LLMError("not_configured", "detector 'llm' needs an LLM endpoint")
-    plan = DetectionPlan(DetectionOutcome(status=status, articles_considered=len(selected)), selected, today)
+    plan = DetectionPlan(DetectionReport(status=status, articles_considered=len(selected)), selected, today)
     outcome, found, to_confirm = plan.outcome, plan.found, plan.to_confirm
 
     claim_findings, unrelated = (claim_checks.findings(articles=selected, now=today) if claim_checks is not None
@@ -258,7 +266,7 @@ def plan_excerpts(plan: DetectionPlan, *, settled: Collection[str]) -> Detection
     return plan
 
 
-def _settle_unrelated(outcome: DetectionOutcome, key: tuple[str, str]) -> None:
+def _settle_unrelated(outcome: DetectionReport, key: tuple[str, str]) -> None:
     """A pair about different things: not sent to the LLM, its "no conflict" recorded like any verdict."""
     outcome.unrelated_pairs += 1
     outcome.judgements.append(PairJudgement(refs=key, conflict=None, detector="claims"))
@@ -269,7 +277,7 @@ def complete_detection(
     *,
     verdicts: dict[tuple[str, str], ConflictFinding | None] | None = None,
     call: DetectionResult | None = None,
-) -> DetectionOutcome:
+) -> DetectionReport:
     """The outcome of a plan once the LLM has given `verdicts` on (some of) its unjudged pairs.
 
     `call` carries the call's counts (calls, tokens, model, dropped items) when this turn is the one that

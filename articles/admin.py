@@ -3,7 +3,6 @@ from django.contrib import admin, messages
 from articles import services
 from articles.models import (
     Article,
-    ArticleAudit,
     ArticleVersion,
     AuditEvent,
     DriftItem,
@@ -63,12 +62,6 @@ class ArticleAdmin(ReadOnlyAdmin):
 @admin.register(ArticleVersion)
 class ArticleVersionAdmin(ReadOnlyAdmin):
     list_display = ("article", "number", "reason", "updated_at", "author", "created_at")
-
-
-@admin.register(ArticleAudit)
-class ArticleAuditAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "article", "action", "actor")
-    list_filter = ("action",)
 
 
 @admin.register(AuditEvent)

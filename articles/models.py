@@ -77,6 +77,7 @@ class Article(models.Model):
             models.UniqueConstraint(fields=["knowledge_base", "external_ref"], name="article_ref_unique_per_kb"),
             models.CheckConstraint(condition=~models.Q(external_ref=""), name="article_ref_not_empty"),
             models.CheckConstraint(condition=models.Q(status__in=ArticleStatus.values), name="article_status_valid"),
+            models.CheckConstraint(condition=models.Q(source_type__in=SourceType.values), name="article_source_type_valid"),
         ]
         indexes = [models.Index(fields=["knowledge_base", "status"])]
 
@@ -114,6 +115,7 @@ class ArticleVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["article", "number"], name="article_version_number_unique"),
             models.CheckConstraint(condition=~models.Q(body=""), name="article_version_body_not_empty"),
+            models.CheckConstraint(condition=models.Q(reason__in=VersionReason.values), name="article_version_reason_valid"),
         ]
         ordering = ["article", "-number"]
 
@@ -181,34 +183,6 @@ class VersionClaimVectors(models.Model):
                 name="claim_vectors_size_matches",
             ),
         ]
-
-
-class ArticleAuditAction(models.TextChoices):
-    CREATE = "create", "Created"
-    NEW_VERSION = "new_version", "New version"
-    DELETE = "delete", "Deleted"
-    RESTORE = "restore", "Restored"
-    GONE = "gone", "Gone from source"
-    BACK = "back", "Back in source"
-    DRIFT_HELD = "drift_held", "Source change held for review"
-    DRIFT_KEPT = "drift_kept", "Kept the console text"
-    DRIFT_TAKEN = "drift_taken", "Took the source text"
-    DRIFT_MERGED = "drift_merged", "Merged the source change"
-
-
-class ArticleAudit(models.Model):
-    """Who changed what, for every write to an article."""
-
-    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
-    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="audit")
-    version = models.ForeignKey(ArticleVersion, null=True, blank=True, on_delete=models.SET_NULL)
-    action = models.CharField(max_length=20, choices=ArticleAuditAction.choices)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
 
 class SyncStatus(models.TextChoices):
@@ -465,7 +439,7 @@ class DriftItem(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=DriftStatus.values), name="drift_status_valid"),
             models.UniqueConstraint(
-                fields=["article"], condition=models.Q(status="pending"), name="drift_one_pending_per_article"
+                fields=["article"], condition=models.Q(status=DriftStatus.PENDING), name="drift_one_pending_per_article"
             ),
         ]
         indexes = [models.Index(fields=["knowledge_base", "status"])]
@@ -496,6 +470,16 @@ class AuditAction(models.TextChoices):
     SOURCE_CREATED = "source.created", "Source added"
     SOURCE_CHANGED = "source.changed", "Source changed"
     SOURCE_REFUSED = "source.refused", "Source location refused"
+    ARTICLE_CREATED = "article.created", "Article created"
+    ARTICLE_VERSION_ADDED = "article.version_added", "Article version added"
+    ARTICLE_DELETED = "article.deleted", "Article deleted"
+    ARTICLE_RESTORED = "article.restored", "Article restored"
+    ARTICLE_GONE = "article.gone", "Article gone from its source"
+    ARTICLE_BACK = "article.back", "Article back in its source"
+    DRIFT_HELD = "article.drift_held", "Source change held for review"
+    DRIFT_KEPT = "article.drift_kept", "Kept the console text"
+    DRIFT_TAKEN = "article.drift_taken", "Took the source text"
+    DRIFT_MERGED = "article.drift_merged", "Merged the source change"
 
 
 class AuditEvent(models.Model):

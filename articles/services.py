@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from articles.audit import audit_event_record
 from articles.chunking import chunk_body
 from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
 from kbreview.foreground import yield_to_foreground
@@ -21,10 +22,9 @@ from articles.embeddings import embed_texts
 from articles.ingest import IngestError, ParsedArticle, parse_path
 from articles.models import (
     Article,
-    ArticleAudit,
-    ArticleAuditAction,
     ArticleStatus,
     ArticleVersion,
+    AuditAction,
     Chunk,
     IndexSyncJob,
     KnowledgeBase,
@@ -73,17 +73,6 @@ def knowledge_base_get_or_create(*, slug: str, name: str | None = None, descript
     return kb
 
 
-def _audit(*, article: Article, action: str, actor=None, version: ArticleVersion | None = None, **detail) -> None:
-    ArticleAudit.objects.create(
-        knowledge_base_id=article.knowledge_base_id,
-        article=article,
-        version=version,
-        action=action,
-        actor=actor,
-        detail=detail,
-    )
-
-
 def _version_write(
     *,
     article: Article,
@@ -116,7 +105,8 @@ def _version_write(
     article.current_version = version
     article.title = title
     article.save(update_fields=["current_version", "title", "modified_at"])
-    _audit(article=article, action=ArticleAuditAction.NEW_VERSION, actor=actor, version=version, reason=reason, note=note)
+    audit_event_record(action=AuditAction.ARTICLE_VERSION_ADDED, target=article, actor=actor, version=version.pk,
+                       reason=reason, note=note)
     return version
 
 
@@ -147,7 +137,7 @@ def article_upsert(
                 source_type=parsed.source,
                 source_uri=parsed.source_uri,
             )
-            _audit(article=article, action=ArticleAuditAction.CREATE, actor=actor, location=parsed.location)
+            audit_event_record(action=AuditAction.ARTICLE_CREATED, target=article, actor=actor, location=parsed.location)
             outcome = "created"
         else:
             new_hash = content_hash(title=parsed.title, body=parsed.body, updated_at=parsed.updated_at)
@@ -273,7 +263,7 @@ def article_delete(*, article: Article, expected_version_id: int | None = None, 
             return locked
         locked.status = ArticleStatus.DELETED
         locked.save(update_fields=["status", "modified_at"])
-        _audit(article=locked, action=ArticleAuditAction.DELETE, actor=actor, note=note)
+        audit_event_record(action=AuditAction.ARTICLE_DELETED, target=locked, actor=actor, note=note)
         _unindex(article=locked)
     return locked
 
@@ -286,7 +276,7 @@ def article_restore(*, article: Article, actor=None, note: str = "") -> Article:
             return locked
         locked.status = ArticleStatus.ACTIVE
         locked.save(update_fields=["status", "modified_at"])
-        _audit(article=locked, action=ArticleAuditAction.RESTORE, actor=actor, note=note)
+        audit_event_record(action=AuditAction.ARTICLE_RESTORED, target=locked, actor=actor, note=note)
     article_reindex(article_id=locked.pk)
     return locked
 

@@ -34,11 +34,10 @@ from articles.models import (
     CONSOLE_REASONS,
     WEB_SOURCE_KINDS,
     Article,
-    ArticleAudit,
-    ArticleAuditAction,
     ArticleStatus,
     ArticleVersion,
     AuditAction,
+    DriftStatus,
     GonePolicy,
     KnowledgeBase,
     PageState,
@@ -88,12 +87,6 @@ def fetch_limits(*, knowledge_base: KnowledgeBase) -> FetchLimits:
         timeout_s=settings.SOURCE_FETCH_TIMEOUT_S,
         user_agent=settings.SOURCE_FETCH_USER_AGENT,
         allow_private=knowledge_base.allow_private_fetch,
-    )
-
-
-def _audit(*, article: Article, action: str, actor=None, **detail) -> None:
-    ArticleAudit.objects.create(
-        knowledge_base_id=article.knowledge_base_id, article=article, action=action, actor=actor, detail=detail
     )
 
 
@@ -666,10 +659,10 @@ def _apply_page(run: _Run, *, key: str, parsed: ParsedArticle, raw_hash: str, et
         page, _ = SourcePage.objects.update_or_create(source=source, key=key, defaults=fields)
         if outcome == "held":
             # The drift item was created before the page row existed on a first sync; link it now.
-            article.drift_items.filter(status="pending", page__isnull=True).update(page=page)
+            article.drift_items.filter(status=DriftStatus.PENDING, page__isnull=True).update(page=page)
         run.pages[key] = page
         if was_gone:
-            _audit(article=article, action=ArticleAuditAction.BACK, source=source.name, key=key)
+            audit_event_record(action=AuditAction.ARTICLE_BACK, target=article, source=source.name, key=key)
             if article.status == ArticleStatus.DELETED:
                 article_restore(article=article, note=f"back in source {source.name}")
             if outcome == "unchanged":
@@ -690,15 +683,16 @@ def _mark_gone(run: _Run) -> None:
             else:
                 SourcePage.objects.filter(pk=page.pk).update(state=PageState.GONE_PENDING)
                 if page.article_id:
-                    _audit(article=page.article, action=ArticleAuditAction.GONE, source=run.source.name, key=key,
-                           awaiting_confirmation=True)
+                    audit_event_record(action=AuditAction.ARTICLE_GONE, target=page.article, source=run.source.name,
+                                       key=key, awaiting_confirmation=True)
                 run.counts["gone_pending"] += 1
 
 
 def _page_gone(*, page: SourcePage, actor, source_name: str) -> None:
     SourcePage.objects.filter(pk=page.pk).update(state=PageState.GONE)
     if page.article_id:
-        _audit(article=page.article, action=ArticleAuditAction.GONE, actor=actor, source=source_name, key=page.key)
+        audit_event_record(action=AuditAction.ARTICLE_GONE, target=page.article, actor=actor, source=source_name,
+                           key=page.key)
         article_delete(article=page.article, actor=actor, note=f"gone from source {source_name}")
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from articles.audit import audit_event_record
 from articles.chunking import _SENTENCE_END, paragraphs  # the chunker's own sentence boundaries
 from articles.ingest import ParsedArticle
 from articles.models import (
     Article,
-    ArticleAudit,
-    ArticleAuditAction,
     ArticleVersion,
+    AuditAction,
     DriftItem,
     DriftStatus,
     SourcePage,
@@ -56,13 +56,6 @@ def reintroduced_statements(*, article: Article, source_body: str) -> list[str]:
     return [s for s in statements_removed_in_resolves(article=article) if _normal(s) in in_source]
 
 
-def _audit(*, item: DriftItem, action: str, actor=None, version=None, **detail) -> None:
-    ArticleAudit.objects.create(
-        knowledge_base_id=item.knowledge_base_id, article_id=item.article_id, version=version, action=action,
-        actor=actor, detail={"drift_item": item.pk, **detail},
-    )
-
-
 def drift_hold(*, article: Article, page: SourcePage | None, parsed: ParsedArticle, source_name: str, key: str) -> DriftItem:
     """Hold a source change for review (replacing the text of one still pending). Caller holds the article's lock."""
     fields = {
@@ -75,8 +68,8 @@ def drift_hold(*, article: Article, page: SourcePage | None, parsed: ParsedArtic
         "reintroduced": reintroduced_statements(article=article, source_body=parsed.body),
     }
     item, created = DriftItem.objects.update_or_create(article=article, status=DriftStatus.PENDING, defaults=fields)
-    _audit(item=item, action=ArticleAuditAction.DRIFT_HELD, source=source_name, key=key, replaced_pending=not created,
-           reintroduced=len(item.reintroduced))
+    audit_event_record(action=AuditAction.DRIFT_HELD, target=article, drift_item=item.pk, source=source_name, key=key,
+                       replaced_pending=not created, reintroduced=len(item.reintroduced))
     return item
 
 
@@ -102,7 +95,8 @@ def drift_keep(*, item: DriftItem, actor=None, note: str = "") -> DriftItem:
     with transaction.atomic():
         locked = _lock_pending(item)
         _decide(locked, status=DriftStatus.KEPT, actor=actor, version=None)
-        _audit(item=locked, action=ArticleAuditAction.DRIFT_KEPT, actor=actor, note=note)
+        audit_event_record(action=AuditAction.DRIFT_KEPT, target=locked.article, actor=actor, drift_item=locked.pk,
+                           note=note)
     return locked
 
 
@@ -126,7 +120,8 @@ def drift_take_source(*, item: DriftItem, actor=None) -> DriftItem:
         if locked.page_id:
             SourcePage.objects.filter(pk=locked.page_id).update(synced_version=version)
         _decide(locked, status=DriftStatus.TAKEN, actor=actor, version=version)
-        _audit(item=locked, action=ArticleAuditAction.DRIFT_TAKEN, actor=actor, version=version)
+        audit_event_record(action=AuditAction.DRIFT_TAKEN, target=locked.article, actor=actor, drift_item=locked.pk,
+                           version=version.pk)
     article_reindex(article_id=locked.article_id)  # the source text reaches retrieval before we answer
     return locked
 
@@ -145,6 +140,7 @@ def drift_merge(*, item: DriftItem, title: str, body: str, actor=None, note: str
             note=note or "merged a source change",
         )
         _decide(locked, status=DriftStatus.MERGED, actor=actor, version=version)
-        _audit(item=locked, action=ArticleAuditAction.DRIFT_MERGED, actor=actor, version=version, note=note)
+        audit_event_record(action=AuditAction.DRIFT_MERGED, target=locked.article, actor=actor, drift_item=locked.pk,
+                           version=version.pk, note=note)
     article_reindex(article_id=locked.article_id)
     return locked

@@ -26,6 +26,14 @@ def source_syncs(*, source: Source, limit: int = 10) -> list[SourceSync]:
     return list(source.syncs.select_related("requested_by").order_by("-created_at", "-id")[:limit])
 
 
+def source_file_rows(*, source: Source, last_sync: SourceSync | None) -> list[dict]:
+    """An uploaded-files source's files, each with the error the last sync reported for it (if any)."""
+    errors: dict[str, str] = {}
+    for item in (last_sync.page_errors if last_sync else []):
+        errors.setdefault(item.get("key", ""), item.get("error", ""))
+    return [{"file": f, "error": errors.get(f.name, "")} for f in source.files.only("pk", "name", "size", "uploaded_at")]
+
+
 def source_sync_get(*, knowledge_base: KnowledgeBase, sync_id: int) -> SourceSync | None:
     return SourceSync.objects.filter(knowledge_base=knowledge_base, pk=sync_id).select_related("source").first()
 

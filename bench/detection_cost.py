@@ -406,7 +406,7 @@ def simulate_calls(*, questions: list[Question], events: list[Event], claims: Cl
     by agents.batching.pack_calls itself, and every pair sent is then cached (the oracle settles every pair
     it is asked, listed or left out), the claim pairs shown for its "no conflict" pairs judged consistent."""
     from agents.batching import pack_calls
-    from agents.detection import STATUS_OK, DetectionOutcome, DetectionPlan
+    from agents.detection import STATUS_OK, DetectionPlan, DetectionReport
     from agents.types import ArticleText
 
     version: Counter = Counter()
@@ -451,7 +451,7 @@ def simulate_calls(*, questions: list[Question], events: list[Event], claims: Cl
         pairs = unjudged(refs, versions)
         if not pairs:
             continue
-        plan = DetectionPlan(DetectionOutcome(status=STATUS_OK), [ArticleText(ref=r, title="", body=str(versions[r]))
+        plan = DetectionPlan(DetectionReport(status=STATUS_OK), [ArticleText(ref=r, title="", body=str(versions[r]))
                                                                   for r in refs], dt.date.today(), unjudged=pairs)
         if not window:
             ends = second + timing.wait_s

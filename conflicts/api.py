@@ -23,7 +23,17 @@ from pydantic import AfterValidator
 
 from conflicts import selectors, services
 from conflicts.models import (
-    STATUS_ALIASES, AnswerMode, AnswerPolicy, ArticleUsage, DetectionOutcome, PolicyDecision, TokenScope, Turn,
+    STATUS_ALIASES,
+    AnswerMode,
+    AnswerPolicy,
+    ArticleUsage,
+    ConflictCheckStatus,
+    ConflictStatus,
+    DetectionOutcome,
+    PolicyAction,
+    PolicyDecision,
+    TokenScope,
+    Turn,
 )
 from conflicts.services.policy import conflict_check, policy_decisions_record, turn_policy_refresh
 from conflicts.services.turns import RetrievedRef
@@ -228,8 +238,21 @@ class OpenConflictOut(Schema):
                                               "retrieved); null: none")
 
 
+def one_of(values):
+    """A string type taking exactly these values (listed inline in the schema); the values come from the
+    TextChoices that define them."""
+    return Literal[tuple(str(value) for value in values)]
+
+
+CheckStatusValue = one_of([ConflictCheckStatus.OK, ConflictCheckStatus.UNKNOWN])
+# What POST /turns says of detection: queued (or already run), or skipped (fewer than two articles).
+TurnDetectionValue = one_of([DetectionOutcome.QUEUED, DetectionOutcome.SKIPPED])
+# The queue's statuses and the console's words for them ("resolved" = processed).
+ConflictStatusFilter = one_of([*ConflictStatus.values, *STATUS_ALIASES])
+
+
 class ConflictCheckOut(Schema):
-    status: Literal["ok", "unknown"] = Field(
+    status: CheckStatusValue = Field(
         description='"unknown": the look-up failed; nothing is known, answer as under "off"')
     policy: AnswerPolicy | None = Field(description="the knowledge base's answer policy; null when unknown")
     caveat: str | None = Field(description="policy caveat: the sentence to add to a reply that cites any of caveat_refs "
@@ -245,7 +268,7 @@ class ConflictCheckOut(Schema):
 
 class TurnAccepted(Schema):
     turn_id: int
-    detection: Literal["queued", "skipped"]
+    detection: TurnDetectionValue
     open_conflicts: ConflictCheckOut
 
 
@@ -297,7 +320,7 @@ class DetectionOut(Schema):
 class PolicyDecisionOut(Schema):
     conflict_id: int
     policy: AnswerPolicy
-    action: Literal["caveat", "held_back"] = Field(
+    action: one_of(PolicyAction.values) = Field(
         description="caveat: the reply carried (built-in path) or was told to carry (your reply cited an article of "
                     "the conflict under the caveat policy) the caveat; held_back: a side was left out of the answer")
     held_back: str | None = Field(description="the ref held back; null for a caveat")
@@ -312,7 +335,7 @@ class TurnOut(Schema):
     conflicts: list[ConflictOut]
     answer_policy: AnswerPolicy | None = Field(description="the policy when the turn was reported; null: unknown "
                                                            "(the look-up failed) or a turn from before policies")
-    conflict_check: Literal["ok", "unknown"] | None = Field(description="how the open-conflict look-up went; null: before policies")
+    conflict_check: CheckStatusValue | None = Field(description="how the open-conflict look-up went; null: before policies")
     policy_decisions: list[PolicyDecisionOut]
 
 
@@ -462,7 +485,8 @@ def turn_create(request, payload: TurnIn):
     if created and check.conflicts:
         cited = turn.usages.filter(cited=True).values_list("article__external_ref", flat=True) if payload.reply else None
         policy_decisions_record(turn=turn, check=check, cited=set(cited or ()))
-    detection = "skipped" if turn.detection.outcome == DetectionOutcome.SKIPPED else "queued"
+    skipped = turn.detection.outcome == DetectionOutcome.SKIPPED
+    detection = (DetectionOutcome.SKIPPED if skipped else DetectionOutcome.QUEUED).value
     return (202 if created else 200), {"turn_id": turn.pk, "detection": detection, "open_conflicts": check.as_dict()}
 
 
@@ -556,7 +580,7 @@ def answer(request, payload: AnswerIn):
 @api.get("/conflicts", auth=TokenAuth(TokenScope.CONFLICTS_READ), response={200: list[ConflictOut], **COMMON_ERRORS})
 def conflict_list(
     request,
-    status: Literal["open", "processed", "resolved", "dismissed"] | None = None,
+    status: ConflictStatusFilter | None = None,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=PG_INTEGER_MAX),
 ):

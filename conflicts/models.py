@@ -22,6 +22,36 @@ from agents.types import MAX_ARTICLES_CHECKED, MODEL_DISAGREES, RECORDED_TYPE_LA
 from articles.models import Article, ArticleVersion, KnowledgeBase, SyncStatus
 
 
+class AnswerMode(models.TextChoices):
+    """The intent the built-in answer path decodes with (agents.igd.Mode; STRICT: the knowledge base is authoritative)."""
+
+    STRICT = Mode.STRICT.value, Mode.STRICT.label
+    TRUTH = Mode.TRUTH.value, Mode.TRUTH.label
+
+
+class AnswerPolicy(models.TextChoices):
+    """What answers do about open conflicts before staff review them (conflicts.services.policy)."""
+
+    OFF = "off", "Off: answer as before"
+    CAVEAT = "caveat", "Caveat: add a sentence when the reply cites an article in an open conflict"
+    PREFER_SUGGESTED = "prefer_suggested", "Prefer the suggested side: leave the losing article out of that answer"
+    QUARANTINE = "quarantine", "Quarantine: the suggested losing article leaves retrieval until staff decide"
+
+
+CAVEAT_MAX_LENGTH = 240
+DEFAULT_CAVEAT = "Some of our pages disagree on this and our team has been told; please check before you rely on it."
+# The Observer's bar for a validated rule's support: by default only suggestions backed by validated rules act.
+DEFAULT_PREFER_THRESHOLD = 0.6
+
+
+class ConflictCheckStatus(models.TextChoices):
+    """How a turn's look-up of open conflicts among its retrieved refs went (conflicts.services.policy)."""
+
+    NONE = "", "Not looked up (turns from before answer policies)"
+    OK = "ok", "Looked up"
+    UNKNOWN = "unknown", "The look-up failed; the turn went on as under \"off\""
+
+
 class TurnSource(models.TextChoices):
     API = "api", "Reported by a chatbot"
     ANSWER = "answer", "Built-in answer path"
@@ -39,18 +69,20 @@ class Turn(models.Model):
     # The knowledge base's answer policy when the turn was reported ("" for turns from before policies), and how
     # the look-up of open conflicts among its retrieved refs went ("unknown": it failed and the turn went on as
     # under "off").
-    answer_policy = models.CharField(max_length=20, blank=True, default="")
-    conflict_check = models.CharField(max_length=10, blank=True, default="")
+    answer_policy = models.CharField(max_length=20, choices=AnswerPolicy.choices, blank=True, default="")
+    conflict_check = models.CharField(max_length=10, choices=ConflictCheckStatus.choices, blank=True,
+                                      default=ConflictCheckStatus.NONE)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["knowledge_base", "external_id"], name="turn_external_id_unique_per_kb"),
             models.CheckConstraint(
-                condition=models.Q(answer_policy__in=["", "off", "caveat", "prefer_suggested", "quarantine"]),
-                name="turn_answer_policy_valid",
+                condition=models.Q(answer_policy__in=["", *AnswerPolicy.values]), name="turn_answer_policy_valid"
             ),
-            models.CheckConstraint(condition=models.Q(conflict_check__in=["", "ok", "unknown"]), name="turn_conflict_check_valid"),
+            models.CheckConstraint(condition=models.Q(conflict_check__in=ConflictCheckStatus.values),
+                                   name="turn_conflict_check_valid"),
+            models.CheckConstraint(condition=models.Q(source__in=TurnSource.values), name="turn_source_valid"),
         ]
         indexes = [models.Index(fields=["knowledge_base", "-created_at"])]
 
@@ -223,6 +255,8 @@ class Conflict(models.Model):
             models.UniqueConstraint(fields=["disputed_version"], condition=models.Q(disputed_version__isnull=False),
                                     name="conflict_one_finding_per_version"),
             models.CheckConstraint(condition=models.Q(status__in=ConflictStatus.values), name="conflict_status_valid"),
+            models.CheckConstraint(condition=models.Q(type__in=ConflictType.values), name="conflict_type_valid"),
+            models.CheckConstraint(condition=models.Q(winner__in=["", *ReviewWinner.values]), name="conflict_winner_valid"),
             models.CheckConstraint(
                 condition=models.Q(substatus__in=ConflictSubstatus.values)
                 & (models.Q(substatus=ConflictSubstatus.NONE) | models.Q(status=ConflictStatus.OPEN)),
@@ -244,8 +278,8 @@ class Conflict(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="conflict_search_vector_gin"),
             # The answer-time look-up (conflicts.services.policy): open conflicts touching the retrieved articles.
-            models.Index(fields=["article_low"], condition=models.Q(status="open"), name="conflict_open_by_low"),
-            models.Index(fields=["article_high"], condition=models.Q(status="open"), name="conflict_open_by_high"),
+            models.Index(fields=["article_low"], condition=models.Q(status=ConflictStatus.OPEN), name="conflict_open_by_low"),
+            models.Index(fields=["article_high"], condition=models.Q(status=ConflictStatus.OPEN), name="conflict_open_by_high"),
         ]
 
     def __str__(self) -> str:
@@ -372,8 +406,8 @@ class ConflictActivity(models.Model):
     conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="activity")
     kind = models.CharField(max_length=12, choices=ActivityKind.choices)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    from_status = models.CharField(max_length=10, blank=True)
-    to_status = models.CharField(max_length=10, blank=True)
+    from_status = models.CharField(max_length=10, choices=ConflictStatus.choices, blank=True)
+    to_status = models.CharField(max_length=10, choices=ConflictStatus.choices, blank=True)
     note = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -381,6 +415,13 @@ class ConflictActivity(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["conflict", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(kind__in=ActivityKind.values), name="activity_kind_valid"),
+            models.CheckConstraint(
+                condition=models.Q(from_status__in=["", *ConflictStatus.values], to_status__in=["", *ConflictStatus.values]),
+                name="activity_statuses_valid",
+            ),
+        ]
 
     # The console's words for the statuses ("Resolved", never the stored "processed").
     @property
@@ -482,6 +523,8 @@ class ResolutionRule(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["knowledge_base", "rule_id"], name="rule_id_unique_per_kb"),
             models.CheckConstraint(condition=models.Q(status__in=RuleStatus.values), name="rule_status_valid"),
+            models.CheckConstraint(condition=models.Q(origin__in=RuleOrigin.values), name="rule_origin_valid"),
+            models.CheckConstraint(condition=models.Q(kind__in=RuleKind.values), name="rule_kind_valid"),
         ]
         ordering = ["priority", "rule_id"]
 
@@ -513,6 +556,9 @@ class InductionRun(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=InductionStatus.values), name="induction_status_valid"),
+        ]
 
 
 class SuggestionStatus(models.TextChoices):
@@ -542,27 +588,10 @@ class ResolutionSuggestion(models.Model):
     feedback = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
 
-
-class AnswerMode(models.TextChoices):
-    """The intent the built-in answer path decodes with (agents.igd.Mode; STRICT: the knowledge base is authoritative)."""
-
-    STRICT = Mode.STRICT.value, Mode.STRICT.label
-    TRUTH = Mode.TRUTH.value, Mode.TRUTH.label
-
-
-class AnswerPolicy(models.TextChoices):
-    """What answers do about open conflicts before staff review them (conflicts.services.policy)."""
-
-    OFF = "off", "Off: answer as before"
-    CAVEAT = "caveat", "Caveat: add a sentence when the reply cites an article in an open conflict"
-    PREFER_SUGGESTED = "prefer_suggested", "Prefer the suggested side: leave the losing article out of that answer"
-    QUARANTINE = "quarantine", "Quarantine: the suggested losing article leaves retrieval until staff decide"
-
-
-CAVEAT_MAX_LENGTH = 240
-DEFAULT_CAVEAT = "Some of our pages disagree on this and our team has been told; please check before you rely on it."
-# The Observer's bar for a validated rule's support: by default only suggestions backed by validated rules act.
-DEFAULT_PREFER_THRESHOLD = 0.6
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=SuggestionStatus.values), name="suggestion_status_valid"),
+        ]
 
 
 class AnswerSettings(models.Model):
@@ -617,7 +646,8 @@ class PolicyDecision(models.Model):
             models.CheckConstraint(condition=models.Q(action__in=PolicyAction.values), name="policy_decision_action_valid"),
             models.CheckConstraint(condition=models.Q(policy__in=AnswerPolicy.values), name="policy_decision_policy_valid"),
             models.CheckConstraint(
-                condition=models.Q(action="held_back", held_back__isnull=False) | models.Q(action="caveat", held_back__isnull=True),
+                condition=models.Q(action=PolicyAction.HELD_BACK, held_back__isnull=False)
+                | models.Q(action=PolicyAction.CAVEAT, held_back__isnull=True),
                 name="policy_decision_held_back_names_article",
             ),
         ]

@@ -1,10 +1,46 @@
-"""Reads for the API and the console. Every selector takes the knowledge base."""
+"""Reads for the API and the console. Every selector takes the knowledge base, and only reads: what runs the
+detector or changes anything lives in conflicts.services. The console's reads are a fixed number of queries
+whatever the page size or the number of occurrences, ordered by the indexed columns of Conflict's queue indexes."""
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import datetime as dt
+import json
+from dataclasses import dataclass, field
 
-from articles.models import KnowledgeBase
-from conflicts.models import Conflict, ConflictOccurrence, Turn
+from django.contrib.auth import get_user_model
+from django.contrib.postgres.expressions import ArraySubquery
+from django.contrib.postgres.search import SearchQuery, SearchVectorExact, SearchVectorField
+from django.db import connection
+from django.db.models import Aggregate, BooleanField, Count, F, FloatField, Func, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from agents.configuration import llm_config_for
+from agents.types import MODEL_DISAGREES
+from articles.models import Article, ArticleStatus, ArticleVersion, KnowledgeBase, Role
+from conflicts.models import (
+    ActivityKind,
+    ApiToken,
+    Citation,
+    Conflict,
+    ConflictActivity,
+    ConflictOccurrence,
+    ConflictStatus,
+    ConflictSubstatus,
+    DeliveryStatus,
+    DetectionOutcome,
+    DetectionRun,
+    EmailMode,
+    InductionRun,
+    NotificationDelivery,
+    NotificationPreference,
+    PolicyAction,
+    PolicyDecision,
+    ResolutionRule,
+    ResolutionSuggestion,
+    Turn,
+    Webhook,
+)
 
 
 def turn_get(*, knowledge_base: KnowledgeBase, external_id: str) -> Turn:
@@ -35,41 +71,6 @@ def occurrences_for(*, conflict: Conflict) -> QuerySet:
 
 
 # --- the review console ---------------------------------------------------------------------------
-# Appended for the console (issue 4). Each read is a fixed number of queries whatever the page size
-# or the number of occurrences, and orders by the indexed columns of Conflict's queue indexes.
-
-import datetime as dt  # noqa: E402
-import json  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
-from django.contrib.postgres.expressions import ArraySubquery  # noqa: E402
-from django.contrib.postgres.search import SearchQuery, SearchVectorExact, SearchVectorField  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.db.models import Aggregate, BooleanField, Count, F, FloatField, Func, Q, Sum  # noqa: E402
-from django.db.models.functions import TruncDate  # noqa: E402
-from django.utils import timezone  # noqa: E402
-
-from articles.models import Article, ArticleStatus, ArticleVersion  # noqa: E402
-from conflicts.models import (  # noqa: E402
-    ActivityKind,
-    ApiToken,
-    Citation,
-    ConflictActivity,
-    ConflictStatus,
-    ConflictSubstatus,
-    DetectionOutcome,
-    DetectionRun,
-)
-
-def impact_formula() -> str:
-    """The impact ordering in one line, for the queue page (QUEUE_SORTS["impact"] over detection's columns)."""
-    from conflicts.services.detection import IMPACT_HALF_LIFE_S
-
-    half_life = f"{IMPACT_HALF_LIFE_S / 86400:g} days"
-    return (
-        f"Impact order: replies that cited either article, most first; then sightings weighted by recency, "
-        f"Σ 2^(−age / {half_life}); then the most recent."
-    )
 
 
 QUEUE_SORTS = {
@@ -386,8 +387,6 @@ def conflicts_for_article(*, knowledge_base: KnowledgeBase, article_id: int, lim
 def model_disagreements_for_article(*, knowledge_base: KnowledgeBase, article_id: int, limit: int = 20) -> list[Conflict]:
     """The article's open "the model disagrees with this article" findings, most impactful first, with the version
     each disputes."""
-    from agents.types import MODEL_DISAGREES
-
     return list(
         Conflict.objects.filter(knowledge_base=knowledge_base, type=MODEL_DISAGREES, article_low_id=article_id,
                                 status=ConflictStatus.OPEN)
@@ -503,8 +502,6 @@ class DetectionHealth:
 
 
 def detection_health(*, knowledge_base: KnowledgeBase, hours: int = 24, now: dt.datetime | None = None) -> DetectionHealth:
-    from agents.configuration import llm_config_for
-
     since = (now or timezone.now()) - dt.timedelta(hours=hours)
     runs = DetectionRun.objects.filter(turn__knowledge_base=knowledge_base, created_at__gte=since)
     figures = runs.aggregate(
@@ -540,15 +537,11 @@ def api_tokens(*, knowledge_base: KnowledgeBase) -> QuerySet:
 
 
 def webhooks(*, knowledge_base: KnowledgeBase) -> QuerySet:
-    from conflicts.models import Webhook
-
     return Webhook.objects.filter(knowledge_base=knowledge_base).select_related("created_by")
 
 
 def notification_deliveries(*, knowledge_base: KnowledgeBase, status: str = "", limit: int = 50) -> list:
     """The delivery log, newest first (a failed one keeps its last error and can be sent again)."""
-    from conflicts.models import NotificationDelivery
-
     rows = NotificationDelivery.objects.filter(knowledge_base=knowledge_base).select_related("event").defer("body")
     if status:
         rows = rows.filter(status=status)
@@ -556,32 +549,24 @@ def notification_deliveries(*, knowledge_base: KnowledgeBase, status: str = "", 
 
 
 def notification_delivery_counts(*, knowledge_base: KnowledgeBase) -> dict[str, int]:
-    from conflicts.models import DeliveryStatus, NotificationDelivery
-
     counts = dict(NotificationDelivery.objects.filter(knowledge_base=knowledge_base).values_list("status")
                   .annotate(n=Count("pk")).values_list("status", "n"))
     return {value: counts.get(value, 0) for value in DeliveryStatus.values}
 
 
 def notification_preference(*, user, knowledge_base: KnowledgeBase) -> str:
-    from conflicts.models import EmailMode, NotificationPreference
-
     row = NotificationPreference.objects.filter(user=user, knowledge_base=knowledge_base).first()
     return row.email_mode if row else EmailMode.OFF
 
 
 def conflict_suggestion(*, conflict: Conflict):
     """The engine's latest suggestion for this conflict, or None."""
-    from conflicts.models import ResolutionSuggestion
-
     return ResolutionSuggestion.objects.select_related("winner", "edit_article").filter(conflict=conflict).first()
 
 
 def rule_list(*, knowledge_base: KnowledgeBase) -> list:
     """The rule rows, each with `validated_decisions` (the conflicts it was last validated on, in this knowledge
     base, with whether the rule agreed) and `counter_examples` (those it did not)."""
-    from conflicts.models import Conflict, ResolutionRule
-
     rules = list(ResolutionRule.objects.filter(knowledge_base=knowledge_base).order_by("status", "priority", "rule_id"))
     ids = {item["conflict"] for rule in rules for item in rule.validated_on if isinstance(item, dict) and "conflict" in item}
     conflicts = Conflict.objects.filter(knowledge_base=knowledge_base, pk__in=ids).select_related(
@@ -598,36 +583,20 @@ def rule_list(*, knowledge_base: KnowledgeBase) -> list:
 
 
 def induction_runs(*, knowledge_base: KnowledgeBase, limit: int = 20) -> list:
-    from conflicts.models import InductionRun
-
     return list(InductionRun.objects.filter(knowledge_base=knowledge_base).select_related("requested_by")[:limit])
 
 
 # --- regressions -----------------------------------------------------------------------------------
 
 
-@dataclass
-class ComingBack:
-    """A reviewed conflict that a restore would bring back, and how sure that is."""
-
-    conflict: Conflict
-    confirmed: bool  # the claim check finds the contradiction again in the text being restored
-
-
-def conflicts_brought_back(
+def conflicts_a_restore_would_reopen(
     *, knowledge_base: KnowledgeBase, article: Article, version: ArticleVersion | None = None
-) -> list[ComingBack]:
-    """The reviewed conflicts of `article` that would come back to Open if `version` were restored
-    (or, with no version, if the deleted article were undeleted) and the pair were detected again.
-
-    Same rule as detection's (conflicts.services.review.regressed_sides): a side the review deleted
-    that is live again, or text other than the reviewed one. Each is then checked with the
-    deterministic claim detector on the restored text against the other article's current text.
-    """
-    from agents.detection import run_detection
-    from agents.types import ArticleText
-    from conflicts.services.detection import claim_vectors  # the claim detector exactly as detection runs it
-
+) -> list[Conflict]:
+    """The reviewed pairs of `article` that would come back to Open if `version` were restored (or, with no
+    version, if the deleted article were undeleted) and the pair were detected again: the rule of detection's
+    conflicts.services.review.regressed_sides, a side the review deleted that is live again, or text other than
+    the reviewed one. Pairs whose other article cannot be retrieved with it are left out. Whether the restored
+    text still contradicts the other is conflicts.services.restores.conflicts_brought_back's to check."""
     reviewed = (
         Conflict.objects.filter(knowledge_base=knowledge_base, status__in=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED))
         .filter(article_high__isnull=False)  # pairs: a one-article finding names its version and never regresses
@@ -638,7 +607,7 @@ def conflicts_brought_back(
         .order_by("pk")
     )
     restored = version or article.current_version
-    coming_back = []
+    reopened = []
     for conflict in reviewed:
         side = "low" if conflict.article_low_id == article.pk else "high"
         other = conflict.article_high if side == "low" else conflict.article_low
@@ -649,25 +618,13 @@ def conflicts_brought_back(
             differs = reviewed_version is None  # undelete brings back only what the review deleted
         else:
             differs = reviewed_version is None or reviewed_version.content_hash != version.content_hash
-        if not differs:
-            continue
-        texts = [
-            ArticleText(ref="restored", title=restored.title, body=restored.body, updated_at=restored.updated_at,
-                        source=article.source_type),
-            ArticleText(ref="other", title=other.current_version.title, body=other.current_version.body,
-                        updated_at=other.current_version.updated_at, source=other.source_type),
-        ]
-        outcome = run_detection(articles=texts, detector="claims", now=timezone.localdate(), claim_vectors=claim_vectors())
-        coming_back.append(ComingBack(conflict=conflict, confirmed=bool(outcome.findings)))
-    return coming_back
+        if differs:
+            reopened.append(conflict)
+    return reopened
 
 
 def kb_reviewers(*, knowledge_base: KnowledgeBase) -> list:
     """Members who may be assigned conflicts (reviewer or ops), by name."""
-    from django.contrib.auth import get_user_model
-
-    from articles.models import Role
-
     return list(
         get_user_model().objects.filter(
             memberships__knowledge_base=knowledge_base, memberships__role__in=(Role.REVIEWER, Role.OPS)
@@ -692,8 +649,6 @@ class PolicyEffect:
 
 
 def conflict_policy_effect(*, conflict: Conflict) -> PolicyEffect:
-    from conflicts.models import PolicyAction, PolicyDecision
-
     rows = (
         PolicyDecision.objects.filter(conflict=conflict)
         .values("action", "held_back__external_ref", "held_back__title")
@@ -711,8 +666,6 @@ def conflict_policy_effect(*, conflict: Conflict) -> PolicyEffect:
 
 def replies_protected(*, knowledge_base: KnowledgeBase, since: dt.datetime) -> int:
     """Turns since `since` in which the answer policy added a caveat or held a side back."""
-    from conflicts.models import PolicyDecision
-
     return (
         PolicyDecision.objects.filter(knowledge_base=knowledge_base, created_at__gte=since)
         .values("turn_id").distinct().count()

@@ -129,6 +129,9 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Each app's TextChoices, so templates compare against them, never a spelled value.
+                "articles.context_processors.choices",
+                "conflicts.context_processors.choices",
             ],
         },
     },

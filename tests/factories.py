@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 from articles.ingest import ParsedArticle
+from articles.models import AuditEvent
 from articles.services import article_upsert, article_reindex
 
 
@@ -25,3 +26,8 @@ def make_article(kb, ref: str, body: str, *, index: bool = True, **kwargs):
         article_reindex(article_id=article.pk)
     article.refresh_from_db()
     return article
+
+
+def article_audit(article_id: int):
+    """The audit log's rows about one article."""
+    return AuditEvent.objects.filter(target_type="articles.article", target_id=str(article_id))

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from articles.models import Article, ArticleAudit, ArticleVersion, AuditEvent, IndexSyncJob
+from articles.models import Article, ArticleVersion, AuditEvent, IndexSyncJob
 from articles.services import article_edit
 from conflicts.models import (
     ArticleUsage,

@@ -24,12 +24,12 @@ from conflicts.models import (
     ArticleUsage,
     Citation,
     Conflict,
-    ConflictActivity,
     ConflictOccurrence,
     Turn,
 )
 from conflicts.services.detection import conflict_sighting_count
 from conflicts.services.notifications import notify_conflict_sighting
+from conflicts.services.review import conflict_activity_note
 
 logger = logging.getLogger(__name__)
 
@@ -104,17 +104,16 @@ def model_disagreement_record(*, turn: Turn, disagreement: MemoryDisagreement) -
             return finding  # this turn was already counted
         conflict_sighting_count(conflict=finding, citation=citation, moment=now)
         if created:
-            ConflictActivity.objects.create(
-                conflict=finding, kind=ActivityKind.OPENED, from_status=finding.status, to_status=finding.status,
-                detail={
-                    "turn": turn.external_id,
-                    "question": turn.question,
-                    "article_version": usage.version_id,
-                    "context_preview": disagreement.context_preview,
-                    "memory_preview": disagreement.memory_preview,
-                    "memory_ratio": disagreement.memory_ratio,
-                    "user_ratio": disagreement.user_ratio,
-                },
+            conflict_activity_note(
+                conflict=finding,
+                kind=ActivityKind.OPENED,
+                turn=turn.external_id,
+                question=turn.question,
+                article_version=usage.version_id,
+                context_preview=disagreement.context_preview,
+                memory_preview=disagreement.memory_preview,
+                memory_ratio=disagreement.memory_ratio,
+                user_ratio=disagreement.user_ratio,
             )
         finding.save()
         notify_conflict_sighting(conflict=finding)  # once, when a new finding reaches the threshold, as for pairs

@@ -31,6 +31,8 @@ from conflicts.models import (
     DEFAULT_CAVEAT,
     DEFAULT_PREFER_THRESHOLD,
     AnswerPolicy,
+    ConflictCheckStatus,
+    ConflictStatus,
     PolicyAction,
     PolicyDecision,
     SuggestionStatus,
@@ -40,24 +42,24 @@ from kbreview.input_limits import text_problem
 
 logger = logging.getLogger(__name__)
 
-CHECK_OK = "ok"
-CHECK_UNKNOWN = "unknown"
+CHECK_OK = ConflictCheckStatus.OK
+CHECK_UNKNOWN = ConflictCheckStatus.UNKNOWN
 # At most this many open conflicts are read per look-up (most impactful first): a retrieval set is a handful of
 # articles, and a reply cannot carry more.
 MAX_CONFLICTS_PER_CHECK = 50
 
 # One statement: the settings row (if any) left-joined to the open conflicts touching a retrieved article, each with
 # its two articles and its suggestion. The retrieved articles are found by ref inside this knowledge base only.
-_LOOKUP_SQL = """
+_LOOKUP_SQL = f"""
 /* conflict_check */
 WITH r AS (
     SELECT id FROM articles_article WHERE knowledge_base_id = %(kb)s AND external_ref = ANY(%(refs)s)
 ), c AS (
     SELECT id FROM conflicts_conflict
-    WHERE status = 'open' AND knowledge_base_id = %(kb)s AND article_low_id IN (SELECT id FROM r)
+    WHERE status = '{ConflictStatus.OPEN.value}' AND knowledge_base_id = %(kb)s AND article_low_id IN (SELECT id FROM r)
     UNION
     SELECT id FROM conflicts_conflict
-    WHERE status = 'open' AND knowledge_base_id = %(kb)s AND article_high_id IN (SELECT id FROM r)
+    WHERE status = '{ConflictStatus.OPEN.value}' AND knowledge_base_id = %(kb)s AND article_high_id IN (SELECT id FROM r)
 ), found AS (
     SELECT c.id, c.type, c.explanation, c.impact, c.reviewed_at,
            c.article_low_id, lo.external_ref AS low_ref, lo.current_version_id AS low_version,

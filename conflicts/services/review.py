@@ -1,5 +1,7 @@
-"""Reviewing conflicts: resolve (fix the source), dismiss, reopen. One function changes status and
-writes the activity row; the others call it."""
+"""Reviewing conflicts: resolve (fix the source), dismiss, reopen, regress. A conflict's status changes in
+one function, `conflict_transition`, which writes its timeline row; entries that change no status (detected,
+assigned, a comment, a snooze) go through `conflict_activity_note`. Both write the timeline (ConflictActivity)
+through `_activity_write`, its only writer; the audit log of everything else is articles.audit."""
 from __future__ import annotations
 
 import datetime as dt
@@ -28,6 +30,7 @@ _KIND_FOR_STATUS = {
     ConflictStatus.DISMISSED: ActivityKind.DISMISSED,
     ConflictStatus.OPEN: ActivityKind.REOPENED,
 }
+_STATUS_KINDS = {*_KIND_FOR_STATUS.values(), ActivityKind.REGRESSED}
 # Every human review clears what a regression marked, and a snooze (it only hides open conflicts).
 _REVIEW_RESETS = {
     "substatus": ConflictSubstatus.NONE,
@@ -50,13 +53,33 @@ class ArticleFix:
     title: str | None = None
 
 
-def conflict_transition(
-    *, conflict: Conflict, to_status: str, from_statuses: tuple[str, ...], actor=None, note: str = "", detail=None, **fields
-) -> Conflict:
-    """Move a conflict between statuses under a row lock and write the activity row.
+def _activity_write(
+    *, conflict: Conflict, kind: str, from_status: str, actor=None, note: str = "", detail=None
+) -> ConflictActivity:
+    """The one writer of a conflict's timeline; `conflict.status` is the status after the entry."""
+    return ConflictActivity.objects.create(
+        conflict=conflict, kind=kind, actor=actor, from_status=from_status, to_status=conflict.status, note=note,
+        detail=detail or {},
+    )
 
-    `from_statuses` are the states the caller saw; if another reviewer moved it meanwhile the
-    change is refused and nothing is written.
+
+def conflict_transition(
+    *,
+    conflict: Conflict,
+    to_status: str,
+    from_statuses: tuple[str, ...],
+    actor=None,
+    note: str = "",
+    detail=None,
+    kind: str | None = None,
+    **fields,
+) -> ConflictActivity:
+    """Move a conflict between statuses under a row lock, set `fields` with it, and write the timeline row
+    (`kind`: by default the one for the new status). Returns that row; its `.conflict` is the changed conflict.
+
+    `from_statuses` are the states the caller saw; if another reviewer moved it meanwhile the change is
+    refused and nothing is written. The caller's instance gets the change too (detection holds it locked
+    and goes on with it).
     """
     with transaction.atomic():
         locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
@@ -64,20 +87,25 @@ def conflict_transition(
             who = f" by {locked.reviewed_by}" if locked.reviewed_by_id else ""
             raise ConflictStateError(f"This conflict is already {locked.get_status_display().lower()}{who}; reload to see it.")
         previous = locked.status
-        locked.status = to_status
-        for name, value in fields.items():
+        changes = {"status": to_status, **fields}
+        for name, value in changes.items():
             setattr(locked, name, value)
-        locked.save()
-        ConflictActivity.objects.create(
-            conflict=locked,
-            kind=_KIND_FOR_STATUS[to_status],
-            actor=actor,
-            from_status=previous,
-            to_status=to_status,
-            note=note,
-            detail=detail or {},
-        )
-    return locked
+        locked.save(update_fields=list(changes))
+        for name, value in changes.items():
+            setattr(conflict, name, value)
+        return _activity_write(conflict=locked, kind=kind or _KIND_FOR_STATUS[to_status], from_status=previous,
+                               actor=actor, note=note, detail=detail)
+
+
+def conflict_activity_note(
+    *, conflict: Conflict, kind: str, actor=None, note: str = "", **detail
+) -> ConflictActivity:
+    """A timeline entry that changes no status (detected, assigned, a comment, a snooze and its end);
+    status changes go through conflict_transition."""
+    if kind in _STATUS_KINDS:
+        raise ValueError(f"{kind!r} changes a conflict's status: use conflict_transition")
+    return _activity_write(conflict=conflict, kind=kind, from_status=conflict.status, actor=actor, note=note,
+                           detail=detail)
 
 
 def _versions_left_current(article_ids) -> dict[int, int | None]:
@@ -158,7 +186,7 @@ def conflict_resolve(
             reviewed_version_low_id=versions[locked.article_low_id],
             reviewed_version_high_id=versions.get(locked.article_high_id),
             **_REVIEW_RESETS,
-        )
+        ).conflict
         suggestion_record_use(conflict=resolved)
     for fix in fixes:
         article_reindex(article_id=fix.article_id)
@@ -183,7 +211,7 @@ def conflict_dismiss(*, conflict: Conflict, actor=None, reason: str) -> Conflict
         reviewed_version_low_id=versions[conflict.article_low_id],
         reviewed_version_high_id=versions.get(conflict.article_high_id),
         **_REVIEW_RESETS,
-    )
+    ).conflict
 
 
 def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Conflict:
@@ -194,7 +222,7 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         actor=actor,
         note=note,
         **_REVIEW_RESETS,
-    )
+    ).conflict
     jobs.suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
 
@@ -230,9 +258,10 @@ def regressed_sides(*, conflict: Conflict, version_low_id: int, version_high_id:
 
 def conflict_regress(*, conflict: Conflict, turn, version_low_id: int, version_high_id: int) -> bool:
     """Bring a reviewed conflict back to Open (substatus "regressed") when it was detected again on
-    other texts than those reviewed; write the activity row saying which versions and which turn.
+    other texts than those reviewed, through conflict_transition, with the timeline row saying which versions
+    and which turn.
 
-    The caller (detection) holds the conflict's row lock and saves the instance afterwards; this
+    The caller (detection) holds the conflict's row lock and saves the instance afterwards; the transition
     changes the instance in place and saves the fields it sets. Returns whether it regressed.
     """
     sides = regressed_sides(conflict=conflict, version_low_id=version_low_id, version_high_id=version_high_id)
@@ -258,18 +287,15 @@ def conflict_regress(*, conflict: Conflict, turn, version_low_id: int, version_h
                 "reviewed_version": reviewed_numbers.get(reviewed_id),
             }
         )
-    previous = conflict.status
-    conflict.status = ConflictStatus.OPEN
-    conflict.substatus = ConflictSubstatus.REGRESSED
-    conflict.recurred_after_review = True
-    conflict.save(update_fields=["status", "substatus", "recurred_after_review"])
-    activity = ConflictActivity.objects.create(
+    activity = conflict_transition(
         conflict=conflict,
-        kind=ActivityKind.REGRESSED,
-        from_status=previous,
         to_status=ConflictStatus.OPEN,
+        from_statuses=(ConflictStatus.PROCESSED, ConflictStatus.DISMISSED),
+        kind=ActivityKind.REGRESSED,
         note=f"Detected again in turn {turn.external_id} on " + "; ".join(_describe_change(c) for c in changes) + ".",
         detail={"turn": turn.external_id, "turn_id": turn.pk, "changes": changes},
+        substatus=ConflictSubstatus.REGRESSED,
+        recurred_after_review=True,
     )
     notify_regression(conflict=conflict, activity=activity)
     return True
@@ -282,13 +308,6 @@ def _describe_change(change: dict) -> str:
 
 
 # --- triage as a team: assign, comment, snooze ----------------------------------------------------
-
-
-def _note_activity(*, conflict: Conflict, kind: str, actor=None, note: str = "", **detail) -> ConflictActivity:
-    return ConflictActivity.objects.create(
-        conflict=conflict, kind=kind, actor=actor, from_status=conflict.status, to_status=conflict.status,
-        note=note, detail=detail,
-    )
 
 
 def conflict_assign(*, conflict: Conflict, assignee, actor=None) -> Conflict:
@@ -307,7 +326,7 @@ def conflict_assign(*, conflict: Conflict, assignee, actor=None) -> Conflict:
         locked.assignee = assignee
         locked.save(update_fields=["assignee"])
         who = assignee.get_username() if assignee else ""
-        activity = _note_activity(conflict=locked, kind=ActivityKind.ASSIGNED, actor=actor,
+        activity = conflict_activity_note(conflict=locked, kind=ActivityKind.ASSIGNED, actor=actor,
                                   note=f"Assigned to {who}." if who else "Unassigned.", assignee=who, previous=previous)
         if assignee is not None:
             notify_assignment(conflict=locked, activity=activity, assignee=assignee)
@@ -319,7 +338,7 @@ def conflict_comment(*, conflict: Conflict, actor, text: str) -> ConflictActivit
     text = text.strip()
     if not text:
         raise ConflictStateError("A comment cannot be empty.")
-    return _note_activity(conflict=conflict, kind=ActivityKind.COMMENTED, actor=actor, note=text)
+    return conflict_activity_note(conflict=conflict, kind=ActivityKind.COMMENTED, actor=actor, note=text)
 
 
 def conflict_snooze(*, conflict: Conflict, actor=None, until=None, more_sightings: int | None = None) -> Conflict:
@@ -340,7 +359,7 @@ def conflict_snooze(*, conflict: Conflict, actor=None, until=None, more_sighting
         parts = ([f"until {timezone.localtime(until):%Y-%m-%d %H:%M}"] if until else []) + (
             [f"until seen {more_sightings} more time{'s' if more_sightings != 1 else ''}"] if more_sightings else []
         )
-        _note_activity(conflict=locked, kind=ActivityKind.SNOOZED, actor=actor, note="Snoozed " + " or ".join(parts) + ".",
+        conflict_activity_note(conflict=locked, kind=ActivityKind.SNOOZED, actor=actor, note="Snoozed " + " or ".join(parts) + ".",
                        until=until.isoformat() if until else None, more_sightings=more_sightings)
     return locked
 
@@ -353,7 +372,7 @@ def conflict_unsnooze(*, conflict: Conflict, actor=None, note: str = "Snooze end
             return locked
         locked.snoozed_until = locked.snoozed_until_seen = None
         locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
-        _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
+        conflict_activity_note(conflict=locked, kind=ActivityKind.UNSNOOZED, actor=actor, note=note)
         notify_conflict_sighting(conflict=locked)  # reached the threshold while asleep: announced now
     return locked
 
@@ -373,7 +392,7 @@ def conflicts_snooze_expire(*, now: dt.datetime | None = None) -> int:
             until = locked.snoozed_until
             locked.snoozed_until = locked.snoozed_until_seen = None
             locked.save(update_fields=["snoozed_until", "snoozed_until_seen"])
-            _note_activity(conflict=locked, kind=ActivityKind.UNSNOOZED,
+            conflict_activity_note(conflict=locked, kind=ActivityKind.UNSNOOZED,
                            note=f"Snooze ended: {timezone.localtime(until):%Y-%m-%d %H:%M} has passed.",
                            until=until.isoformat())
             notify_conflict_sighting(conflict=locked)
@@ -389,7 +408,7 @@ def conflict_sighting_wake(*, conflict: Conflict) -> bool:
     conflict.snoozed_until_seen = None
     conflict.snoozed_until = None
     conflict.save(update_fields=["snoozed_until", "snoozed_until_seen"])
-    _note_activity(conflict=conflict, kind=ActivityKind.UNSNOOZED,
+    conflict_activity_note(conflict=conflict, kind=ActivityKind.UNSNOOZED,
                    note=f"Snooze ended: seen {conflict.times_seen} times.")
     return True
 

@@ -25,7 +25,7 @@ from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText, Suggestion
 from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
-from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase
+from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase, VersionReason
 from articles.selectors import search
 from conflicts import jobs
 from conflicts.models import (
@@ -85,7 +85,7 @@ def rule_base_ensure(*, knowledge_base: KnowledgeBase) -> None:
 def _textual_rule(row: ResolutionRule) -> Rule:
     return Rule(
         id=row.rule_id, type=row.type, condition=row.condition, resolution=row.resolution, origin=row.origin,
-        kind="textual", priority=row.priority, coverage=row.coverage, support=row.support,
+        kind=RuleKind.TEXTUAL.value, priority=row.priority, coverage=row.coverage, support=row.support,
         validated_cases=row.validated_cases, validated_agreed=row.validated_agreed,
     )
 
@@ -328,7 +328,7 @@ def suggestion_record_use(*, conflict: Conflict) -> int:
     ).update(times_applied=F("times_applied") + 1)
 
 
-def suggestion_enqueue(*, conflict_id: int, force: bool = False) -> None:
+def suggestion_request(*, conflict_id: int, force: bool = False) -> None:
     """Compute the suggestion on a worker once the current transaction commits (once per article versions;
     `force`: a reviewer asked for it again)."""
     jobs.suggestion_enqueue(conflict_id=conflict_id, force=force)
@@ -384,7 +384,7 @@ def staff_decisions(*, knowledge_base: KnowledgeBase) -> list[Decision]:
 
 def _version_before_review(article: Article, reviewed: ArticleVersion, conflict: Conflict) -> ArticleVersion:
     """A fix written while resolving is the reviewer's answer, not the case they judged: use the one before."""
-    if reviewed.reason == "resolve" and reviewed.number > 1:
+    if reviewed.reason == VersionReason.RESOLVE and reviewed.number > 1:
         return article.versions.filter(number__lt=reviewed.number).order_by("-number").first() or reviewed
     return reviewed
 
@@ -504,6 +504,6 @@ def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> Reso
     return rule
 
 
-def rule_induction_enqueue(*, knowledge_base: KnowledgeBase, actor=None) -> None:
+def rule_induction_request(*, knowledge_base: KnowledgeBase, actor=None) -> None:
     """Run the Observer now (ops asked for it), after the request's transaction commits."""
     jobs.rule_induction_enqueue(knowledge_base_id=knowledge_base.pk, actor_id=actor.pk if actor else None)

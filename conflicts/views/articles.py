@@ -22,6 +22,7 @@ from articles.services import (
 from conflicts import selectors
 from conflicts.forms import ArticleEditForm
 from conflicts.permissions import allows, kb_view
+from conflicts.services.restores import conflicts_brought_back
 from conflicts.views.common import get_in_kb_or_404, query_string, render_page
 from conflicts.views.display import diff_html, render_markdown, stale_message, with_explanations
 
@@ -141,7 +142,7 @@ def _confirm_restore(request, article: Article, *, version: ArticleVersion | Non
     Returns the confirmation page, or None when nothing would come back or the user confirmed."""
     if request.method == "POST" and request.POST.get("confirm") == "1":
         return None
-    coming_back = selectors.conflicts_brought_back(knowledge_base=request.kb, article=article, version=version)
+    coming_back = conflicts_brought_back(knowledge_base=request.kb, article=article, version=version)
     if not coming_back:
         return None
     context = {"article": article, "version": version, "coming_back": coming_back, "expected_version_id": expected}

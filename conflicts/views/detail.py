@@ -26,7 +26,7 @@ from conflicts.services import (
     conflict_snooze,
     conflict_unsnooze,
 )
-from conflicts.services.suggestions import suggestion_enqueue
+from conflicts.services.suggestions import suggestion_request
 from conflicts.views.common import render_page, wants_partial
 from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
 
@@ -159,7 +159,7 @@ def occurrence_context(request, conflict: Conflict) -> dict:
 
 
 @kb_view()
-def conflict_detail(request, pk: int):
+def conflict_detail_view(request, pk: int):
     conflict = _conflict_or_404(request, pk)
     if "cited" in request.GET and wants_partial(request):
         return render_page(request, TEMPLATE, {"conflict": conflict, **occurrence_context(request, conflict)},
@@ -226,7 +226,7 @@ def conflict_suggestion_recompute(request, pk: int):
     conflict = _conflict_or_404(request, pk)
     if not conflict.is_pair:
         raise Http404("A finding about one article has no suggestion.")
-    suggestion_enqueue(conflict_id=conflict.pk, force=True)
+    suggestion_request(conflict_id=conflict.pk, force=True)
     return _done(request, conflict, "The suggestion is being recomputed.")
 
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles import sources_selectors as selectors
-from articles.models import ACTIVE_SYNC_STATUSES, DriftStatus, PageState, Role, SourceKind, SyncTrigger
+from articles.models import ACTIVE_SYNC_STATUSES, DriftStatus, PageState, Role, SourceKind, SyncStatus, SyncTrigger
 from articles.services import ArticleInputError, StaleVersionError
 from articles.sources import (
     SourceInputError,
@@ -49,20 +49,12 @@ def _sync_context(sync, *, recent: bool = False) -> dict:
     context = {
         "sync": sync,
         "sync_active": sync.status in ACTIVE_SYNC_STATUSES,
-        "sync_percent": int(100 * sync.done / sync.total) if sync.total else (100 if sync.status == "done" else 0),
+        "sync_percent": int(100 * sync.done / sync.total) if sync.total else (100 if sync.status == SyncStatus.DONE else 0),
         "sync_errors": sync.page_errors[:ERRORS_SHOWN],
     }
     if recent:
         context.update(syncs=selectors.source_syncs(source=sync.source), recent_oob=True)
     return context
-
-
-def _file_rows(source, last_sync) -> list[dict]:
-    """The uploaded files, each with the error the last sync reported for it (if any)."""
-    errors = {}
-    for item in (last_sync.page_errors if last_sync else []):
-        errors.setdefault(item.get("key", ""), item.get("error", ""))
-    return [{"file": f, "error": errors.get(f.name, "")} for f in source.files.only("pk", "name", "size", "uploaded_at")]
 
 
 @kb_view(read=Role.VIEWER, write=Role.OPS)
@@ -97,7 +89,7 @@ def _detail_context(request, source, *, shown_sync=None, **extra) -> dict:
         **_sync_context(shown_sync or latest),
         "awaiting_gone": list(selectors.source_pages(source=source, state=PageState.GONE_PENDING)),
         "failing_pages": list(selectors.source_pages(source=source, failing=True)[:ERRORS_SHOWN]),
-        "files": _file_rows(source, latest) if source.kind == SourceKind.UPLOAD else [],
+        "files": selectors.source_file_rows(source=source, last_sync=latest) if source.kind == SourceKind.UPLOAD else [],
         "can_ops": allows(request, Role.OPS),
         "upload_error": "",
         **extra,

@@ -11,7 +11,7 @@ import itertools
 import pytest
 
 from agents.batching import judge_call, pack_calls
-from agents.detection import STATUS_OK, DetectionOutcome, DetectionPlan, complete_detection
+from agents.detection import STATUS_OK, DetectionPlan, DetectionReport, complete_detection
 from agents.llm import LLMError
 from agents.types import ArticleText, ConflictFinding, pair_key
 from tests.support.scripted_llm import answer, http_error, invalid_json, message_text, verdict, verdicts
@@ -31,7 +31,7 @@ def plan(*numbers: int, pairs: list[tuple[int, int]] | None = None, texts: dict[
     confirm = {pair_key(f"a{a:02d}", f"a{b:02d}"): ConflictFinding(
         refs=pair_key(f"a{a:02d}", f"a{b:02d}"), type="price", explanation="claims say so", confidence=0.5)
         for a, b in to_confirm}
-    return DetectionPlan(DetectionOutcome(status=STATUS_OK, articles_considered=len(articles)), articles, NOW,
+    return DetectionPlan(DetectionReport(status=STATUS_OK, articles_considered=len(articles)), articles, NOW,
                          to_confirm=confirm, unjudged=keys)
 
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from articles.ingest import IngestError
-from articles.models import Article, ArticleAudit, ArticleStatus, ArticleVersion, Chunk
+from articles.models import Article, ArticleStatus, ArticleVersion, AuditAction, Chunk
 from articles.selectors import stale_articles
 from articles.services import (
     StaleVersionError,
@@ -14,7 +14,7 @@ from articles.services import (
     articles_import_paths,
     index_resync,
 )
-from tests.factories import make_article
+from tests.factories import article_audit, make_article
 
 
 def write_json(path, items):
@@ -37,7 +37,7 @@ def test_import_creates_articles_versions_chunks_and_audit(kb, tmp_path):
     assert article.current_version.updated_at.isoformat() == "2026-01-10"
     assert article.indexed_version_id == article.current_version_id
     assert Chunk.objects.filter(article=article).count() >= 1
-    assert ArticleAudit.objects.filter(article=article, action="create").count() == 1
+    assert article_audit(article.pk).filter(action=AuditAction.ARTICLE_CREATED).count() == 1
 
 
 @pytest.mark.django_db
@@ -95,7 +95,7 @@ def test_edit_writes_new_version_and_refuses_stale_edits(kb):
         article_edit(article=article, expected_version_id=v1, body="Open 10 am to 4 pm.")
     article.refresh_from_db()
     assert article.current_version.body == "Open 8 am to 6 pm."
-    assert ArticleAudit.objects.filter(article=article, action="new_version").count() == 2
+    assert article_audit(article.pk).filter(action=AuditAction.ARTICLE_VERSION_ADDED).count() == 2
 
 
 @pytest.mark.django_db
@@ -110,8 +110,8 @@ def test_soft_delete_removes_from_index_and_restore_brings_it_back(kb):
     article.refresh_from_db()
     assert article.status == ArticleStatus.ACTIVE
     assert Chunk.objects.filter(article=article, version=article.current_version).exists()
-    actions = list(ArticleAudit.objects.filter(article=article).values_list("action", flat=True))
-    assert "delete" in actions and "restore" in actions
+    actions = list(article_audit(article.pk).values_list("action", flat=True))
+    assert AuditAction.ARTICLE_DELETED in actions and AuditAction.ARTICLE_RESTORED in actions
 
 
 @pytest.mark.django_db

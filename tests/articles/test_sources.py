@@ -8,9 +8,9 @@ from django.utils import timezone
 
 from articles.models import (
     Article,
-    ArticleAudit,
     ArticleStatus,
     ArticleVersion,
+    AuditAction,
     Chunk,
     PageState,
     SourcePage,
@@ -28,6 +28,7 @@ from articles.sources import (
     sources_sync_due,
 )
 from tests.articles.conftest import run_sync
+from tests.factories import article_audit
 from tests.support.page_server import html_page
 
 PAGES = {
@@ -195,7 +196,7 @@ def test_gone_immediately_leaves_retrieval_and_comes_back_when_the_page_returns(
     warranty = Article.objects.get(knowledge_base=kb, external_ref="help-warranty")
     assert warranty.status == ArticleStatus.DELETED
     assert source.pages.get(article=warranty).state == PageState.GONE
-    assert ArticleAudit.objects.filter(article=warranty, action="gone").exists()
+    assert article_audit(warranty.pk).filter(action=AuditAction.ARTICLE_GONE).exists()
     assert "help-warranty" not in [h.external_ref for h in search(knowledge_base=kb, question="kettle warranty")]
 
     source.location = "\n".join(page_server.url(p) for p in PAGES)

@@ -1,12 +1,13 @@
 """Drift: a source change to an article staff edited in the console is held for review, never written over it."""
 import pytest
 
-from articles.models import Article, ArticleAudit, DriftItem, DriftStatus, VersionReason
+from articles.models import Article, AuditAction, DriftItem, DriftStatus, VersionReason
 from articles.selectors import search
 from articles.services import StaleVersionError, article_edit
 from articles.sources import source_create
 from articles.sources_drift import DriftStateError, drift_keep, drift_merge, drift_take_source
 from tests.articles.conftest import run_sync
+from tests.factories import article_audit
 from tests.support.page_server import html_page
 
 PATH = "/help/fares.html"
@@ -46,7 +47,7 @@ def test_source_change_after_console_edit_is_held_and_retrieval_keeps_console_te
     item = DriftItem.objects.get(article=article)
     assert item.status == DriftStatus.PENDING and item.source_body == SOURCE_NEW
     assert item.console_version_id == article.current_version_id and item.page is not None
-    assert ArticleAudit.objects.filter(article=article, action="drift_held").count() == 1
+    assert article_audit(article.pk).filter(action=AuditAction.DRIFT_HELD).count() == 1
     assert top_text(kb) == CONSOLE
 
     # The same source text again holds nothing new; a further change replaces the pending text.
@@ -64,7 +65,7 @@ def test_keep_leaves_the_console_text_and_writes_an_audit_row(edited):
     item.refresh_from_db()
     assert item.status == DriftStatus.KEPT and item.decided_by == edited["staff"] and item.result_version is None
     assert Article.objects.get(pk=edited["article"].pk).current_version.body == CONSOLE
-    audit = ArticleAudit.objects.get(article=edited["article"], action="drift_kept")
+    audit = article_audit(edited["article"].pk).get(action=AuditAction.DRIFT_KEPT)
     assert audit.actor == edited["staff"] and audit.detail["note"] == "our price is right"
     assert run_sync(edited["source"]).counts["held"] == 0  # the kept source text is not raised again
     with pytest.raises(DriftStateError, match="already decided"):
@@ -80,7 +81,7 @@ def test_take_source_writes_the_source_text_reindexes_and_later_changes_apply_di
     assert item.status == DriftStatus.TAKEN and item.result_version_id == article.current_version_id
     assert article.current_version.body == SOURCE_NEW and article.indexed_version_id == article.current_version_id
     assert top_text(edited["kb"]).startswith("A single adult ticket costs 24 euro")
-    assert ArticleAudit.objects.get(article=article, action="drift_taken").version_id == article.current_version_id
+    assert article_audit(article.pk).get(action=AuditAction.DRIFT_TAKEN).detail["version"] == article.current_version_id
 
     edited["server"].set(PATH, html_page("Fares", "A single adult ticket costs 25 euro."))
     sync = run_sync(edited["source"])
@@ -96,7 +97,7 @@ def test_merge_saves_staff_text_and_later_source_changes_are_held_again(edited):
     article = Article.objects.get(pk=edited["article"].pk)
     assert item.status == DriftStatus.MERGED and article.current_version.body == merged
     assert article.current_version.reason == VersionReason.EDIT
-    assert ArticleAudit.objects.filter(article=article, action="drift_merged", actor=edited["staff"]).exists()
+    assert article_audit(article.pk).filter(action=AuditAction.DRIFT_MERGED, actor=edited["staff"]).exists()
     assert "Dogs travel free" in top_text(edited["kb"])
 
     edited["server"].set(PATH, html_page("Fares", "A single adult ticket costs 26 euro."))
@@ -112,7 +113,7 @@ def test_deciding_refuses_when_the_article_changed_since_it_was_held(edited):
         drift_take_source(item=item, actor=edited["staff"])
     item.refresh_from_db()
     assert item.status == DriftStatus.PENDING
-    assert not ArticleAudit.objects.filter(article=article, action="drift_taken").exists()
+    assert not article_audit(article.pk).filter(action=AuditAction.DRIFT_TAKEN).exists()
 
 
 @pytest.mark.django_db

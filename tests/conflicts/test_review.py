@@ -5,8 +5,9 @@ import pytest
 from articles.models import ArticleVersion
 from articles.services import article_restore, article_version_restore
 from conflicts.models import ActivityKind, Conflict, ConflictActivity
-from conflicts.selectors import conflicts_brought_back, dashboard_figures
+from conflicts.selectors import dashboard_figures
 from conflicts.services import ArticleFix, conflict_dismiss, conflict_resolve
+from conflicts.services.restores import conflicts_brought_back
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.conflicts.console_support import detected_pair, make_user
 
@@ -105,3 +106,68 @@ def test_what_a_restore_would_bring_back(kb, detected):
     back = conflicts_brought_back(knowledge_base=kb, article=old, version=v1)
     assert [(c.conflict.pk, c.confirmed) for c in back] == [(conflict.pk, True)]
     assert conflicts_brought_back(knowledge_base=kb, article=old, version=v2) == []  # the reviewed text itself
+
+
+def test_a_regression_goes_through_the_status_transition_and_changes_the_callers_instance(kb, detected):
+    """conflict_regress changes status like every review does: under conflict_transition's check, with its
+    timeline row, and on the instance detection holds (it goes on counting on it)."""
+    from conflicts.services.review import conflict_regress
+
+    conflict, old, new = detected
+    resolve_by_editing(conflict, old, "A standard car ticket costs €32 one way.", None)
+    old.refresh_from_db()
+    article_version_restore(article=old, version=ArticleVersion.objects.get(article=old, number=1),
+                            expected_version_id=old.current_version_id)
+    old.refresh_from_db()
+    new.refresh_from_db()
+    held = Conflict.objects.get(pk=conflict.pk)
+    current = {old.pk: old.current_version_id, new.pk: new.current_version_id}
+    turn = held.occurrences.first().turn
+    assert conflict_regress(conflict=held, turn=turn, version_low_id=current[held.article_low_id],
+                            version_high_id=current[held.article_high_id])
+    assert (held.status, held.substatus, held.recurred_after_review) == ("open", "regressed", True)
+    stored = Conflict.objects.get(pk=conflict.pk)
+    assert (stored.status, stored.substatus, stored.recurred_after_review) == ("open", "regressed", True)
+    kinds = list(ConflictActivity.objects.filter(conflict=conflict).values_list("kind", "from_status", "to_status"))
+    assert kinds[0] == (ActivityKind.REGRESSED, "processed", "open")
+
+    # Seen on those texts again while open: not a regression, and nothing written.
+    assert not conflict_regress(conflict=held, turn=turn, version_low_id=current[held.article_low_id],
+                                version_high_id=current[held.article_high_id])
+    assert ConflictActivity.objects.filter(conflict=conflict).count() == len(kinds)
+
+
+def test_a_status_change_cannot_be_written_as_a_note(kb, detected):
+    from conflicts.services.review import conflict_activity_note
+
+    conflict, _, _ = detected
+    for kind in (ActivityKind.RESOLVED, ActivityKind.DISMISSED, ActivityKind.REOPENED, ActivityKind.REGRESSED):
+        with pytest.raises(ValueError, match="conflict_transition"):
+            conflict_activity_note(conflict=conflict, kind=kind, note="sneaky")
+    assert not ConflictActivity.objects.filter(conflict=conflict, note="sneaky").exists()
+
+
+def test_the_timeline_has_one_writer():
+    """ConflictActivity rows are created in conflicts/services/review.py's _activity_write only (read by
+    walking the source: a new writer elsewhere fails here)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    # Detection's "opened" rows move to conflict_activity_note with the detection split (issue 32, its other part).
+    allowed = {("conflicts/services/review.py", "_activity_write"), ("conflicts/services/detection.py", "conflicts_record")}
+    writers = set()
+    for path in [*root.glob("conflicts/**/*.py"), *root.glob("articles/**/*.py"), *root.glob("kbreview/**/*.py")]:
+        if "migrations" in path.parts:
+            continue
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                text = ast.unparse(node) if isinstance(node, ast.Call) else ""
+                if text.startswith(("ConflictActivity.objects.create", "ConflictActivity.objects.bulk_create",
+                                    "ConflictActivity(")):
+                    writers.add((str(path.relative_to(root)), function.name))
+    assert writers - allowed == set()
+    assert ("conflicts/services/review.py", "_activity_write") in writers

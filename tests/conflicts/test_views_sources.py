@@ -4,11 +4,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from articles.models import Article, ArticleAudit, DriftItem, DriftStatus, PageState, Source, SourceSync
+from articles.models import Article, DriftItem, DriftStatus, PageState, Source, SourceSync
 from articles.services import article_edit
 from articles.sources import source_create
 from tests.articles.conftest import run_sync
 from tests.conflicts.console_support import make_user
+from tests.factories import article_audit
 from tests.support.page_server import html_page, page_server  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -155,7 +156,7 @@ def test_each_decision_through_the_view(client, drift, reviewer, decision, statu
     drift.refresh_from_db()
     assert drift.status == status and drift.decided_by == reviewer
     assert Article.objects.get(pk=drift.article_id).current_version.body == body
-    assert ArticleAudit.objects.filter(article_id=drift.article_id, action=f"drift_{status}", actor=reviewer).exists()
+    assert article_audit(drift.article_id).filter(action=f"article.drift_{status}", actor=reviewer).exists()
     again = client.post(reverse("drift_decide", args=[drift.pk, decision]), data)
     assert again.status_code == 409 and "already decided" in again.content.decode()
 
