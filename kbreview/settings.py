@@ -292,6 +292,8 @@ CELERY_BEAT_SCHEDULE = {
 CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="").rstrip("/") or f"http://127.0.0.1:{env.int('WEB_PORT', default=8000)}"
 # Django's mail framework; the console backend (prints each message) until SMTP is configured.
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# Where the file backend (the run command's default) writes each message, one file per message.
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "var" / "mail"))
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
 EMAIL_PORT = env.int("EMAIL_PORT", default=25)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
