@@ -52,11 +52,35 @@ def render_markdown(*, text: str, snippet: str = "") -> tuple[SafeString, bool]:
     clean = nh3.clean(
         html,
         tags=_MARKDOWN_TAGS,
-        attributes={"a": {"href", "title"}},
+        # An ordered list keeps its first number: a PDF's "2. Refunds" is a list starting at 2 (without
+        # `start` every numbered section of a policy read "1.").
+        attributes={"a": {"href", "title"}, "ol": {"start"}},
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
     return mark_safe(clean), span is not None  # noqa: S308 - sanitised by nh3 just above
+
+
+def markdown_text(text: str, *, separator: str = "\n") -> str:
+    """The words of a Markdown text without its markup (a heading's "#", emphasis, link targets), one block
+    per `separator`: for snippets and side-by-side texts shown as plain text (Django escapes them). Read from
+    markdown-it's token stream, so it follows the same parser as the rendered article; list items keep
+    their number or bullet."""
+    blocks: list[str] = []
+    prefix = ""
+    for token in _MARKDOWN.parse(text.replace(_MARK_START, "").replace(_MARK_END, "")):
+        if token.type == "list_item_open":
+            prefix = f"{token.info}{token.markup} " if token.info else "- "
+        elif token.type in ("fence", "code_block"):
+            blocks.append(token.content.rstrip("\n"))
+        elif token.type == "inline":
+            words = "".join(
+                child.content if child.type in ("text", "code_inline") else " " if child.type.endswith("break") else ""
+                for child in token.children or []
+            )
+            blocks.append(prefix + " ".join(words.split()))
+            prefix = ""
+    return separator.join(block for block in blocks if block.strip())
 
 
 def with_titles(*, text: str, titles: dict[str, str]) -> str:
