@@ -145,12 +145,51 @@ class ChartBar:
 
 
 @dataclass
+class ChartLabel:
+    x: float
+    text: str
+    anchor: str  # SVG text-anchor: "middle" or "end"
+    kind: str  # "label" or "today-label" (the CSS class)
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """Where the text lies on the x axis, by the chart's estimate of a label character's width."""
+        width = len(self.text) * LABEL_CHAR_WIDTH
+        start = self.x - width / 2 if self.anchor == "middle" else self.x - width
+        return start, start + width
+
+
+# Label text is 10px: a character is at most about 6px wide; labels keep this much space between them.
+LABEL_CHAR_WIDTH, LABEL_GAP = 6.0, 6.0
+
+
+def _day_labels(centres: list[float], texts: list[str], width: float) -> list[ChartLabel]:
+    """Date labels that never overlap: "today" under the last day (kept inside the chart), then the
+    earlier days from the first on, each only where it clears the one before it and "today"."""
+    if not centres:
+        return []
+    today_width = len("today") * LABEL_CHAR_WIDTH
+    today = ChartLabel(x=round(min(width, centres[-1] + today_width / 2), 1), text="today", anchor="end",
+                       kind="today-label")
+    labels: list[ChartLabel] = []
+    for x, text in zip(centres[:-1], texts[:-1]):
+        label = ChartLabel(x=x, text=text, anchor="middle", kind="label")
+        start, end = label.span
+        if start < 0 or end + LABEL_GAP > today.span[0]:
+            continue
+        if labels and start < labels[-1].span[1] + LABEL_GAP:
+            continue
+        labels.append(label)
+    return labels + [today]
+
+
+@dataclass
 class Chart:
     width: int
     height: int
     plot_height: int
     bars: list[ChartBar]
-    labels: list[tuple[float, str]]
+    labels: list[ChartLabel]
     max_value: int
     today_x: float | None = None  # the centre of today's slot, when today is on the chart
 
@@ -165,7 +204,6 @@ def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart
     slot = width / max(len(days), 1)
     bar_width = max(slot / 2 - 3, 2)
     bars: list[ChartBar] = []
-    labels: list[tuple[float, str]] = []
     for i, day in enumerate(days):
         for j, (kind, value) in enumerate((("opened", day.opened), ("resolved", day.resolved))):
             bar_height = usable * value / max_value
@@ -179,7 +217,8 @@ def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart
                     kind=kind,
                 )
             )
-        labels.append((round(i * slot + slot / 2, 1), day.day.strftime("%d %b")))
+    labels = _day_labels([round(i * slot + slot / 2, 1) for i in range(len(days))],
+                         [day.day.strftime("%d %b") for day in days], width)
     today_x = next((round(i * slot + slot / 2, 1) for i, day in enumerate(days) if day.day == today), None)
     return Chart(width=width, height=height, plot_height=plot_height, bars=bars, labels=labels, max_value=max_value,
                  today_x=today_x)

@@ -158,3 +158,21 @@ def test_dashboard_chart_has_values_and_today_and_the_favicon_resolves(client, k
     assert 'rel="icon"' in html
     favicon = client.get("/favicon.ico")
     assert favicon.status_code == 301 and favicon["Location"].endswith("favicon.svg")
+
+
+def test_dashboard_date_labels_never_overlap_today(client, kb, reviewer):
+    """Issue 29 (11): "02 Dec" drawn over "today" — every label's span (10px text, ~6px a character) clears the next."""
+    from conflicts.views.display import LABEL_CHAR_WIDTH
+
+    client.force_login(reviewer)
+    html = client.get(reverse("home")).content.decode()
+    svg = html[html.index('<svg class="chart"'):html.index("</svg>")]
+    spans = []
+    for x, anchor, text in re.findall(r'<text x="([\d.]+)" y="[^"]*" text-anchor="(\w+)" class="[\w-]*label">([^<]+)</text>',
+                                      svg):
+        width = len(text) * LABEL_CHAR_WIDTH
+        start = float(x) - (width / 2 if anchor == "middle" else width)
+        spans.append((start, start + width, text))
+    assert len(spans) >= 4 and spans[-1][2] == "today" and spans[0][0] >= 0
+    for (_, end, text), (start, _, following) in zip(spans, spans[1:]):
+        assert end <= start, f"{text!r} overlaps {following!r}: {spans}"
