@@ -83,6 +83,23 @@ def markdown_text(text: str, *, separator: str = "\n") -> str:
     return separator.join(block for block in blocks if block.strip())
 
 
+RATIO_SHOWN_UP_TO = 1000.0  # beyond this a likelihood ratio is words, not a number nobody can read
+
+
+def likelihood_words(ratio: float) -> str:
+    """A likelihood ratio as a reader takes it in: "×3.2 as likely", "far more likely (over ×1,000)" past
+    RATIO_SHOWN_UP_TO (the decoder reports ratios up to e^700), "less likely (×0.25)" below one."""
+    if ratio != ratio:  # NaN
+        return "no clear preference"
+    if ratio >= RATIO_SHOWN_UP_TO:
+        return f"far more likely (over ×{RATIO_SHOWN_UP_TO:,.0f})"
+    if ratio >= 1:
+        return f"×{ratio:.3g} as likely"
+    if ratio * RATIO_SHOWN_UP_TO <= 1:
+        return f"far less likely (under ×{1 / RATIO_SHOWN_UP_TO:g})"
+    return f"less likely (×{ratio:.2g})"
+
+
 def with_titles(*, text: str, titles: dict[str, str]) -> str:
     """The text with article refs (as detectors write them) replaced by the articles' titles."""
     refs = sorted((ref for ref in titles if ref), key=len, reverse=True)
