@@ -176,3 +176,60 @@ def test_dashboard_date_labels_never_overlap_today(client, kb, reviewer):
     assert len(spans) >= 4 and spans[-1][2] == "today" and spans[0][0] >= 0
     for (_, end, text), (start, _, following) in zip(spans, spans[1:]):
         assert end <= start, f"{text!r} overlaps {following!r}: {spans}"
+
+
+def test_the_queue_remembers_its_filters_and_sort_and_the_conflict_page_follows_them(client, kb, pair, reviewer):
+    """Also expected (issue 29): filters and sort survive leaving the queue (the menu's bare link, a conflict's
+    back link), the next open conflict follows the queue's sort, and the filters can be cleared."""
+    a, b = pair
+    c = make_article(kb, "c", "Dogs travel free.", index=False)
+    seen_most = make_conflict(kb, a, c, times_seen=9)
+    newest = make_conflict(kb, a, b, times_seen=1)
+    client.force_login(reviewer)
+    assert client.get(reverse("conflict_queue")).status_code == 200  # nothing remembered yet: no redirect
+    html = client.get(reverse("conflict_queue"), {"q": "car", "sort": "seen", "type": "price"}).content.decode()
+    assert "Clear filters" in html
+
+    back = client.get(reverse("conflict_queue"))  # the menu's link
+    assert back.status_code == 302
+    assert back["Location"].startswith("/conflicts/?") and "q=car" in back["Location"]
+    assert "sort=seen" in back["Location"] and "type=price" in back["Location"]
+
+    page = client.get(reverse("conflict_detail", args=[newest.pk])).content.decode()
+    back_link = re.search(r'<a href="([^"]+)" data-shortcut="back">', page).group(1).replace("&amp;", "&")
+    assert "sort=seen" in back_link and "q=car" in back_link and "status=open" in back_link
+    assert client.get(reverse("conflict_detail", args=[newest.pk])).context["next_conflict"] == seen_most
+
+    clear = client.get(reverse("conflict_queue"), {"status": "open", "sort": "impact"})
+    assert clear.status_code == 200 and "Clear filters" not in clear.content.decode()
+    assert client.get(reverse("conflict_queue")).status_code == 200  # forgotten
+
+
+def test_snoozing_offers_the_next_open_conflict(client, kb, pair, reviewer):
+    a, b = pair
+    c = make_article(kb, "c", "Dogs travel free.", index=False)
+    first, second = make_conflict(kb, a, b), make_conflict(kb, a, c)
+    client.force_login(reviewer)
+    html = client.post(reverse("conflict_snooze", args=[first.pk]), {"more_sightings": "3"}, **HTMX).content.decode()
+    assert "Snoozed: it leaves the Open queue" in html
+    assert f'href="/conflicts/{second.pk}/">Next open conflict' in html
+
+
+def test_every_page_title_names_the_page(client, kb, pair, reviewer):
+    a, b = pair
+    conflict = make_conflict(kb, a, b)
+    ops = make_user("otto", kb, "ops")
+    client.force_login(ops)
+    expected = {
+        reverse("home"): "Dashboard", reverse("conflict_queue"): "Conflicts · Open",
+        reverse("conflict_queue") + "?status=dismissed": "Conflicts · Dismissed",
+        reverse("conflict_detail", args=[conflict.pk]): f"Conflict #{conflict.pk}: Car fares 2025 vs Car fares 2026",
+        reverse("article_list"): "Articles", reverse("article_detail", args=[a.pk]): "Car fares 2025 · Articles",
+        reverse("rule_list"): "Rules", reverse("source_list"): "Sources", reverse("drift_list"): "Source changes",
+        reverse("answer_playground"): "Answer playground", reverse("answer_policy"): "Answer policy",
+        reverse("ops_home"): "Ops", reverse("ops_notifications"): "Notifications · Ops",
+        reverse("notification_preferences"): "My notifications",
+    }
+    for url, title in expected.items():
+        html = client.get(url).content.decode()
+        assert re.search(r"<title>(.*?)</title>", html, re.S).group(1).strip() == f"{title} · kbreview", url
