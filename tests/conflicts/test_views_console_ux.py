@@ -233,3 +233,41 @@ def test_every_page_title_names_the_page(client, kb, pair, reviewer):
     for url, title in expected.items():
         html = client.get(url).content.decode()
         assert re.search(r"<title>(.*?)</title>", html, re.S).group(1).strip() == f"{title} · kbreview", url
+
+
+FORM_BLOCK = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
+
+
+def test_every_htmx_control_on_every_screen_shows_progress_and_disables_what_it_names(client, kb, pair):
+    """Also expected (issue 29): every HTMX action on every screen shows the progress bar and disables its
+    control; a form's 'find button[type=submit]' finds one, and no control inside it inherits a selector that
+    finds nothing from where it sits (htmx warned "returned no matches" on the conflict page)."""
+    from articles.sources import source_create
+
+    a, b = pair
+    conflict = make_conflict(kb, a, b)
+    source = source_create(knowledge_base=kb, name="Policies", kind="upload")
+    client.force_login(make_user("otto", kb, "ops"))
+    pages = [reverse(name) for name in ("home", "conflict_queue", "article_list", "rule_list", "source_list",
+                                        "drift_list", "answer_playground", "answer_policy", "ops_home",
+                                        "ops_notifications", "notification_preferences")]
+    pages += [reverse("conflict_detail", args=[conflict.pk]), reverse("article_detail", args=[a.pk]),
+              reverse("source_detail", args=[source.pk])]
+    seen, problems = 0, []
+    for url in pages:
+        html = client.get(url).content.decode()
+        for match in HTMX_TAG.finditer(html):
+            tag, element = match.group(1), match.group(0)
+            seen += 1
+            if not ("hx-indicator=" in element and "#progress" in element or "every " in element):
+                problems.append(("no progress", url, element))
+            if tag in ("form", "a", "button") and "hx-disabled-elt=" not in element:
+                problems.append(("nothing disabled", url, element))
+        for attributes, inner in FORM_BLOCK.findall(html):
+            if 'hx-disabled-elt="find button[type=submit]"' in attributes:
+                if 'type="submit"' not in inner:
+                    problems.append(("no submit button to find", url, attributes))
+                nested = [m.group(0) for m in HTMX_TAG.finditer(inner) if "hx-disabled-elt=" not in m.group(0)]
+                if nested and 'hx-disinherit="hx-disabled-elt"' not in attributes:
+                    problems.append(("inherits a selector that finds nothing", url, nested))
+    assert seen >= 25 and not problems, "\n".join(map(str, problems))
