@@ -119,8 +119,9 @@ def queue_context(
 @kb_view()
 def conflict_queue(request):
     remembered = queue_filters_remembered(request)
-    if remembered and not any(key in request.GET for key in QUEUE_FILTER_KEYS):
-        # The bare queue (the menu, a conflict's back link): the filters and sort last used, in the address too.
+    history = bool(request.htmx) and request.htmx.history_restore_request  # the back button: the URL as it was
+    if remembered and not history and not any(key in request.GET for key in QUEUE_FILTER_KEYS):
+        # The bare queue (the menu's link): the filters and sort last used, in the address too.
         return redirect(reverse("conflict_queue") + query_string(remembered))
     form = QueueFilterForm(request.GET)
     filters = form.values()

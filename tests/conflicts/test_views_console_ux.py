@@ -200,6 +200,13 @@ def test_the_queue_remembers_its_filters_and_sort_and_the_conflict_page_follows_
     assert "sort=seen" in back_link and "q=car" in back_link and "status=open" in back_link
     assert client.get(reverse("conflict_detail", args=[newest.pk])).context["next_conflict"] == seen_most
 
+    # The tab is not a filter: the menu opens on Open with the filters; the back button gets the URL it had.
+    client.get(reverse("conflict_queue"), {"status": "dismissed", "sort": "seen"})
+    bare = client.get(reverse("conflict_queue"))
+    assert "sort=seen" in bare["Location"] and "status" not in bare["Location"]
+    restored = client.get(reverse("conflict_queue"), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert restored.status_code == 200 and restored.context["filters"]["sort"] == "impact"
+
     clear = client.get(reverse("conflict_queue"), {"status": "open", "sort": "impact"})
     assert clear.status_code == 200 and "Clear filters" not in clear.content.decode()
     assert client.get(reverse("conflict_queue")).status_code == 200  # forgotten
