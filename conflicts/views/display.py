@@ -6,6 +6,7 @@ marked safe as it stands.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 
@@ -89,7 +90,7 @@ RATIO_SHOWN_UP_TO = 1000.0  # beyond this a likelihood ratio is words, not a num
 def likelihood_words(ratio: float) -> str:
     """A likelihood ratio as a reader takes it in: "×3.2 as likely", "far more likely (over ×1,000)" past
     RATIO_SHOWN_UP_TO (the decoder reports ratios up to e^700), "less likely (×0.25)" below one."""
-    if ratio != ratio:  # NaN
+    if math.isnan(ratio):
         return "no clear preference"
     if ratio >= RATIO_SHOWN_UP_TO:
         return f"far more likely (over ×{RATIO_SHOWN_UP_TO:,.0f})"

@@ -1,6 +1,7 @@
 """No dead ends, readable everywhere: progress on every HTMX action, input kept after a refusal,
 next conflict and undo after an action, styled error pages, a read-only notice, safe Markdown, titles
 instead of refs, v-numbers, the dashboard chart's values and today, a favicon."""
+import itertools
 import re
 
 import pytest
@@ -174,7 +175,7 @@ def test_dashboard_date_labels_never_overlap_today(client, kb, reviewer):
         start = float(x) - (width / 2 if anchor == "middle" else width)
         spans.append((start, start + width, text))
     assert len(spans) >= 4 and spans[-1][2] == "today" and spans[0][0] >= 0
-    for (_, end, text), (start, _, following) in zip(spans, spans[1:]):
+    for (_, end, text), (start, _, following) in itertools.pairwise(spans):
         assert end <= start, f"{text!r} overlaps {following!r}: {spans}"
 
 

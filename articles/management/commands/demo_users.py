@@ -7,7 +7,6 @@ from articles.demo import DEMO_SLUG
 from articles.memberships import membership_remove, membership_set
 from articles.models import KnowledgeBase, Membership, Role
 
-
 DEMO_MAIL_DOMAIN = "demo.kbreview.example"  # reserved for examples: nothing is ever sent outside
 
 
