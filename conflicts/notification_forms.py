@@ -40,3 +40,8 @@ class NotificationSettingsForm(forms.Form):
 
 class NotificationPreferenceForm(forms.Form):
     email_mode = forms.ChoiceField(choices=EmailMode.choices, label="E-mail me", widget=forms.RadioSelect)
+
+
+class NotificationEmailForm(forms.Form):
+    email = forms.EmailField(required=False, max_length=254, label="My e-mail address",
+                             help_text="Where your notifications go; leave empty for none.")

@@ -61,12 +61,13 @@ def kb_view(*, read: str = Role.VIEWER, write: str = Role.REVIEWER):
             membership = current_membership(request, memberships)
             if membership is None:
                 return render(request, "conflicts/no_kb.html", status=403)
-            needed = read if request.method in SAFE_METHODS else write
-            if not membership.allows(needed):
-                raise PermissionDenied(f"This needs the {Role(needed).label.lower()} role in {membership.knowledge_base}.")
+            # Set before the role check, so the 403 page keeps the menu of the knowledge base the user is in.
             request.kb = membership.knowledge_base
             request.membership = membership
             request.memberships = memberships
+            needed = read if request.method in SAFE_METHODS else write
+            if not membership.allows(needed):
+                raise PermissionDenied(f"This needs the {Role(needed).label.lower()} role in {membership.knowledge_base}.")
             return view(request, *args, **kwargs)
 
         return wrapper

@@ -63,4 +63,5 @@ urlpatterns = [
     path("ops/notifications/webhooks/<int:pk>/toggle/", views.ops_webhook_toggle, name="ops_webhook_toggle"),
     path("ops/notifications/deliveries/<int:pk>/retry/", views.ops_delivery_retry, name="ops_delivery_retry"),
     path("notifications/", views.notification_preferences, name="notification_preferences"),
+    path("notifications/email/", views.notification_email, name="notification_email"),
 ]

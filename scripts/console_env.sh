@@ -7,3 +7,8 @@ export WEB_PORT="${WEB_PORT:-8000}"
 if [ -z "${CONSOLE_BASE_URL:-}" ] && ! grep -qs '^CONSOLE_BASE_URL=' .env; then
   export CONSOLE_BASE_URL="http://127.0.0.1:${WEB_PORT}"
 fi
+# E-mail (notifications, the digest) is written to files in var/mail, one per message, unless a mail backend
+# is configured (SMTP in production).
+if [ -z "${EMAIL_BACKEND:-}" ] && ! grep -qs '^EMAIL_BACKEND=' .env; then
+  export EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend"
+fi

@@ -201,6 +201,31 @@ def notification_preference_set(*, user, knowledge_base: KnowledgeBase, email_mo
     return row
 
 
+def notification_email_set(*, user, knowledge_base: KnowledgeBase, email: str):
+    """A member's own e-mail address (every message to them goes there; empty: none). Audited in the knowledge
+    base where it was changed, with the address before and after."""
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    email = get_user_model().objects.normalize_email(email.strip())
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise NotificationInputError("email", f"{email!r} is not an e-mail address.") from None
+    with transaction.atomic():
+        locked = get_user_model().objects.select_for_update().get(pk=user.pk)
+        if locked.email != email:
+            previous, locked.email = locked.email, email
+            locked.save(update_fields=["email"])
+            audit_event_record(action=AuditAction.NOTIFICATION_PREFERENCE_CHANGED, target=locked,
+                               knowledge_base=knowledge_base, actor=locked, changed="email", before=previous,
+                               after=email)
+    user.email = locked.email
+    return locked
+
+
 def notification_delivery_retry(*, delivery: NotificationDelivery, actor=None) -> NotificationDelivery:
     """Send a failed delivery again, with a fresh round of attempts (ops, after fixing the receiver)."""
     with transaction.atomic():
@@ -407,7 +432,8 @@ def digest_send(*, day: dt.date, knowledge_base: KnowledgeBase | None = None) ->
             mine = [e for e in events if e.kind != NotificationEventKind.ASSIGNED or (user and e.assignee_id == user.pk)]
             if not mine:
                 continue
-            by_kind = {kind: [e for e in mine if e.kind == kind] for kind in NotificationEventKind.values}
+            by_kind = {kind: _once_per_conflict([e for e in mine if e.kind == kind])
+                       for kind in NotificationEventKind.values}
             summary = ", ".join(f"{len(v)} {_DIGEST_WORDS[k]}" for k, v in by_kind.items() if v)
             body = render_to_string("notifications/digest_email.txt", {
                 "kb": kb, "day": day, "by_kind": [(_DIGEST_WORDS[k], v) for k, v in by_kind.items() if v],
@@ -426,6 +452,17 @@ def digest_send(*, day: dt.date, knowledge_base: KnowledgeBase | None = None) ->
                 jobs.notification_deliver(delivery_id=delivery.pk)
             queued += 1
     return queued
+
+
+def _once_per_conflict(events: list[NotificationEvent]) -> list[dict]:
+    """A digest line per conflict, not per event: a conflict that came back twice in the day is one line saying
+    so, described as it was last (the events are in time order)."""
+    lines: dict[int, dict] = {}
+    for event in events:
+        line = lines.setdefault(event.conflict_id, {"times": 0})
+        line["times"] += 1
+        line["payload"] = event.payload
+    return list(lines.values())
 
 
 _DIGEST_WORDS = {

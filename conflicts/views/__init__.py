@@ -22,6 +22,7 @@ from conflicts.views.detail import (
     conflict_suggestion_recompute,
 )
 from conflicts.views.notifications import (
+    notification_email,
     notification_preferences,
     ops_delivery_retry,
     ops_notification_settings,
@@ -37,6 +38,7 @@ from conflicts.views.queue import conflict_bulk, conflict_queue
 from conflicts.views.rules import rule_induction_start, rule_list, rule_toggle
 
 __all__ = [
+    "notification_email",
     "answer_policy_view",
     "answer_playground",
     "answer_settings_view",

@@ -27,7 +27,7 @@ from conflicts.services import (
     conflict_unsnooze,
 )
 from conflicts.services.suggestions import suggestion_request
-from conflicts.views.common import render_page, wants_partial
+from conflicts.views.common import query_string, queue_filters_remembered, render_page, wants_partial
 from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
 
 TEMPLATE = "conflicts/detail.html"
@@ -123,8 +123,19 @@ def detail_context(request, conflict: Conflict, *, resolve_form=None, dismiss_fo
         "action_error": action_error,
         # Right after resolve or dismiss: an undo (reopen) and the next open conflict, so no dead end.
         "just_done": request.GET.get("done") if conflict.status != ConflictStatus.OPEN else "",
-        "next_conflict": selectors.next_open_conflict(knowledge_base=request.kb, exclude_id=conflict.pk),
+        **next_and_back(request, conflict),
         **triage_context(request, conflict),
+    }
+
+
+def next_and_back(request, conflict: Conflict) -> dict:
+    """The next open conflict in the queue's remembered sort, and the way back to the queue as it was left
+    (its filters and sort, on this conflict's tab)."""
+    remembered = queue_filters_remembered(request)
+    return {
+        "next_conflict": selectors.next_open_conflict(knowledge_base=request.kb, exclude_id=conflict.pk,
+                                                      sort=remembered.get("sort") or "impact"),
+        "queue_back_url": reverse("conflict_queue") + query_string(remembered, status=conflict.status),
     }
 
 
@@ -266,13 +277,16 @@ def conflict_reopen_view(request, pk: int):
     return render_page(request, TEMPLATE, context, partial="review-actions", status=status)
 
 
-def _triage_answer(request, conflict: Conflict, *, status: int = 200, **forms):
-    """The triage card again (HTMX) with the activity timeline, or back to the page."""
+def _triage_answer(request, conflict: Conflict, *, status: int = 200, just_snoozed: bool = False, **forms):
+    """The triage card again (HTMX) with the activity timeline, or back to the page. A snooze takes the conflict
+    out of the Open queue: the card then offers the next open conflict."""
     if not request.htmx and status == 200:
+        if just_snoozed:
+            messages.success(request, "Snoozed: it leaves the Open queue until the snooze ends.")
         return redirect(reverse("conflict_detail", args=[conflict.pk]))
     conflict = _conflict_or_404(request, conflict.pk)
     context = {"conflict": conflict, "can_review": True, "activity": selectors.conflict_activity(conflict=conflict),
-               **triage_context(request, conflict, **forms)}
+               "just_snoozed": just_snoozed, **next_and_back(request, conflict), **triage_context(request, conflict, **forms)}
     return render_page(request, TEMPLATE, context, partial="triage", status=status)
 
 
@@ -317,7 +331,7 @@ def conflict_snooze_view(request, pk: int):
                         more_sightings=form.cleaned_data.get("more_sightings"))
     except ConflictStateError as exc:
         return _triage_answer(request, conflict, status=409, snooze_form=form, triage_error=str(exc))
-    return _triage_answer(request, conflict)
+    return _triage_answer(request, conflict, just_snoozed=True)
 
 
 @kb_view(write=Role.REVIEWER)

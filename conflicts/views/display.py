@@ -6,6 +6,7 @@ marked safe as it stands.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 
@@ -52,11 +53,52 @@ def render_markdown(*, text: str, snippet: str = "") -> tuple[SafeString, bool]:
     clean = nh3.clean(
         html,
         tags=_MARKDOWN_TAGS,
-        attributes={"a": {"href", "title"}},
+        # An ordered list keeps its first number: a PDF's "2. Refunds" is a list starting at 2 (without
+        # `start` every numbered section of a policy read "1.").
+        attributes={"a": {"href", "title"}, "ol": {"start"}},
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
     return mark_safe(clean), span is not None  # noqa: S308 - sanitised by nh3 just above
+
+
+def markdown_text(text: str, *, separator: str = "\n") -> str:
+    """The words of a Markdown text without its markup (a heading's "#", emphasis, link targets), one block
+    per `separator`: for snippets and side-by-side texts shown as plain text (Django escapes them). Read from
+    markdown-it's token stream, so it follows the same parser as the rendered article; list items keep
+    their number or bullet."""
+    blocks: list[str] = []
+    prefix = ""
+    for token in _MARKDOWN.parse(text.replace(_MARK_START, "").replace(_MARK_END, "")):
+        if token.type == "list_item_open":
+            prefix = f"{token.info}{token.markup} " if token.info else "- "
+        elif token.type in ("fence", "code_block"):
+            blocks.append(token.content.rstrip("\n"))
+        elif token.type == "inline":
+            words = "".join(
+                child.content if child.type in ("text", "code_inline") else " " if child.type.endswith("break") else ""
+                for child in token.children or []
+            )
+            blocks.append(prefix + " ".join(words.split()))
+            prefix = ""
+    return separator.join(block for block in blocks if block.strip())
+
+
+RATIO_SHOWN_UP_TO = 1000.0  # beyond this a likelihood ratio is words, not a number nobody can read
+
+
+def likelihood_words(ratio: float) -> str:
+    """A likelihood ratio as a reader takes it in: "×3.2 as likely", "far more likely (over ×1,000)" past
+    RATIO_SHOWN_UP_TO (the decoder reports ratios up to e^700), "less likely (×0.25)" below one."""
+    if math.isnan(ratio):
+        return "no clear preference"
+    if ratio >= RATIO_SHOWN_UP_TO:
+        return f"far more likely (over ×{RATIO_SHOWN_UP_TO:,.0f})"
+    if ratio >= 1:
+        return f"×{ratio:.3g} as likely"
+    if ratio * RATIO_SHOWN_UP_TO <= 1:
+        return f"far less likely (under ×{1 / RATIO_SHOWN_UP_TO:g})"
+    return f"less likely (×{ratio:.2g})"
 
 
 def with_titles(*, text: str, titles: dict[str, str]) -> str:
@@ -121,12 +163,51 @@ class ChartBar:
 
 
 @dataclass
+class ChartLabel:
+    x: float
+    text: str
+    anchor: str  # SVG text-anchor: "middle" or "end"
+    kind: str  # "label" or "today-label" (the CSS class)
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """Where the text lies on the x axis, by the chart's estimate of a label character's width."""
+        width = len(self.text) * LABEL_CHAR_WIDTH
+        start = self.x - width / 2 if self.anchor == "middle" else self.x - width
+        return start, start + width
+
+
+# Label text is 10px: a character is at most about 6px wide; labels keep this much space between them.
+LABEL_CHAR_WIDTH, LABEL_GAP = 6.0, 6.0
+
+
+def _day_labels(centres: list[float], texts: list[str], width: float) -> list[ChartLabel]:
+    """Date labels that never overlap: "today" under the last day (kept inside the chart), then the
+    earlier days from the first on, each only where it clears the one before it and "today"."""
+    if not centres:
+        return []
+    today_width = len("today") * LABEL_CHAR_WIDTH
+    today = ChartLabel(x=round(min(width, centres[-1] + today_width / 2), 1), text="today", anchor="end",
+                       kind="today-label")
+    labels: list[ChartLabel] = []
+    for x, text in zip(centres[:-1], texts[:-1]):
+        label = ChartLabel(x=x, text=text, anchor="middle", kind="label")
+        start, end = label.span
+        if start < 0 or end + LABEL_GAP > today.span[0]:
+            continue
+        if labels and start < labels[-1].span[1] + LABEL_GAP:
+            continue
+        labels.append(label)
+    return labels + [today]
+
+
+@dataclass
 class Chart:
     width: int
     height: int
     plot_height: int
     bars: list[ChartBar]
-    labels: list[tuple[float, str]]
+    labels: list[ChartLabel]
     max_value: int
     today_x: float | None = None  # the centre of today's slot, when today is on the chart
 
@@ -141,7 +222,6 @@ def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart
     slot = width / max(len(days), 1)
     bar_width = max(slot / 2 - 3, 2)
     bars: list[ChartBar] = []
-    labels: list[tuple[float, str]] = []
     for i, day in enumerate(days):
         for j, (kind, value) in enumerate((("opened", day.opened), ("resolved", day.resolved))):
             bar_height = usable * value / max_value
@@ -155,7 +235,8 @@ def bar_chart(*, days, width: int = 560, height: int = 190, today=None) -> Chart
                     kind=kind,
                 )
             )
-        labels.append((round(i * slot + slot / 2, 1), day.day.strftime("%d %b")))
+    labels = _day_labels([round(i * slot + slot / 2, 1) for i in range(len(days))],
+                         [day.day.strftime("%d %b") for day in days], width)
     today_x = next((round(i * slot + slot / 2, 1) for i, day in enumerate(days) if day.day == today), None)
     return Chart(width=width, height=height, plot_height=plot_height, bars=bars, labels=labels, max_value=max_value,
                  today_x=today_x)

@@ -10,11 +10,12 @@ from django.views.decorators.http import require_POST
 from articles.models import Role
 from conflicts import selectors
 from conflicts.models import DeliveryStatus, NotificationDelivery, Webhook
-from conflicts.notification_forms import NotificationPreferenceForm, NotificationSettingsForm, WebhookForm
+from conflicts.notification_forms import NotificationEmailForm, NotificationPreferenceForm, NotificationSettingsForm, WebhookForm
 from conflicts.permissions import kb_view
 from conflicts.services.notifications import (
     NotificationInputError,
     notification_delivery_retry,
+    notification_email_set,
     notification_preference_set,
     notification_settings_for,
     notification_settings_update,
@@ -146,17 +147,36 @@ def ops_delivery_retry(request, pk: int):
     return render_page(request, OPS_TEMPLATE, ops_context(request), partial="deliveries")
 
 
+def _mine_context(request, **extra) -> dict:
+    current = selectors.notification_preference(user=request.user, knowledge_base=request.kb)
+    return {"form": NotificationPreferenceForm(initial={"email_mode": current}),
+            "email_form": NotificationEmailForm(initial={"email": request.user.email}),
+            "saved": False, "email_saved": False, "has_email": bool(request.user.email), **extra}
+
+
 @kb_view(read=Role.VIEWER, write=Role.VIEWER)
 def notification_preferences(request):
     """Each member's own choice for this knowledge base (a viewer may choose too: it changes only their mail)."""
-    current = selectors.notification_preference(user=request.user, knowledge_base=request.kb)
-    form = NotificationPreferenceForm(request.POST or None, initial={"email_mode": current})
-    saved = False
-    if request.method == "POST":
-        if form.is_valid():
-            notification_preference_set(user=request.user, knowledge_base=request.kb,
-                                        email_mode=form.cleaned_data["email_mode"])
-            saved = True
-    context = {"form": form, "saved": saved, "has_email": bool(request.user.email)}
-    status = 400 if form.errors else 200
-    return render_page(request, MINE_TEMPLATE, context, partial="preference", status=status)
+    if request.method != "POST":
+        return render_page(request, MINE_TEMPLATE, _mine_context(request))
+    form = NotificationPreferenceForm(request.POST)
+    saved = form.is_valid()
+    if saved:
+        notification_preference_set(user=request.user, knowledge_base=request.kb,
+                                    email_mode=form.cleaned_data["email_mode"])
+    return render_page(request, MINE_TEMPLATE, _mine_context(request, form=form, saved=saved), partial="preference",
+                       status=200 if saved else 400)
+
+
+@kb_view(read=Role.VIEWER, write=Role.VIEWER)
+@require_POST
+def notification_email(request):
+    """A member sets their own e-mail address (no administrator needed)."""
+    form = NotificationEmailForm(request.POST)
+    _submit(form, lambda data: notification_email_set(user=request.user, knowledge_base=request.kb, email=data["email"]))
+    if form.errors:
+        return render_page(request, MINE_TEMPLATE, _mine_context(request, email_form=form), partial="email", status=400)
+    if not request.htmx:
+        messages.success(request, "E-mail address saved.")
+        return redirect(reverse("notification_preferences"))
+    return render_page(request, MINE_TEMPLATE, _mine_context(request, email_saved=True), partial="email")

@@ -63,6 +63,29 @@ def _backend_kind() -> str:
     return settings.IGD_BACKEND if settings.IGD_BACKEND != "off" else "local"
 
 
+# Below this many parameters a local model's replies show how IGD works, not what a customer may be told
+# (Gemma 3 270M, the bundled default, answers with another route's fare in the wrong currency).
+TRUSTED_LOCAL_PARAMETERS = 3_000_000_000
+BUNDLED_LOCAL_MODEL = "Gemma 3 270M (270 million parameters, the bundled default)"
+
+
+def local_model_warning(backend=None) -> str:
+    """What the page says about the local model's size: the bundled default is known to be far too small; another
+    model is judged by its parameter count once loaded (after the first answer)."""
+    if _backend_kind() != "local":
+        return ""
+    if settings.LOCAL_LM_PATH:
+        count = backend.model.num_parameters() if backend is not None and hasattr(backend, "model") else None
+        if count is None or count >= TRUSTED_LOCAL_PARAMETERS:
+            return ""
+        described = f"the local model ({count / 1e6:,.0f} million parameters)"
+    else:
+        described = BUNDLED_LOCAL_MODEL
+    return (f"{described} is far too small to answer customers correctly. Use the playground to see how the decoding "
+            "arbitrates between the knowledge base and the model's memory, not to judge the answers; set LOCAL_LM_PATH "
+            "to a larger model, or IGD_BACKEND=openai with an endpoint, for answers worth reading.")
+
+
 @kb_view(read=Role.REVIEWER, write=Role.REVIEWER)
 def answer_playground(request):
     default_mode = answer_default_mode(knowledge_base=request.kb)
@@ -71,14 +94,17 @@ def answer_playground(request):
         "default_mode": default_mode, "backend_kind": _backend_kind(), "answer_path_igd": settings.IGD_BACKEND != "off",
         "records_disagreements": recorded, "can_manage": allows(request, Role.OPS),
         "settings_form": AnswerSettingsForm(initial={"default_mode": default_mode, "record_model_disagreements": recorded}),
+        "model_warning": local_model_warning(),
     }
     if request.method == "POST":
         form = PlaygroundForm(request.POST)
         if form.is_valid():
             try:
+                backend = igd_backend(_backend_kind())
+                context["model_warning"] = local_model_warning(backend)
                 composed = answer_compose(
                     knowledge_base=request.kb, question=form.cleaned_data["question"], mode=form.cleaned_data["mode"],
-                    backend=igd_backend(_backend_kind()),
+                    backend=backend,
                 )
             except LLMError as exc:
                 context["error"] = f"The IGD backend failed: {exc}"

@@ -21,7 +21,13 @@ from conflicts.services.review import (
     conflict_snooze,
     conflicts_bulk,
 )
-from conflicts.views.common import query_string, render_page
+from conflicts.views.common import (
+    QUEUE_FILTER_KEYS,
+    query_string,
+    queue_filters_remember,
+    queue_filters_remembered,
+    render_page,
+)
 from conflicts.views.display import with_explanations
 
 PAGE_SIZE = 25
@@ -99,6 +105,9 @@ def queue_context(
             for value, label in QueueFilterForm.base_fields["sort"].choices
         ],
         "type_labels": dict(ConflictType.choices),
+        # Filters and sort are remembered for the session: say which are set and offer to clear them.
+        "filters_set": any(v for k, v in params.items() if k != "status"),
+        "clear_url": base + query_string({"status": filters["status"], "sort": "impact"}),
         "params": params,
         "can_review": allows(request, Role.REVIEWER),
         "is_open_tab": filters["status"] == ConflictStatus.OPEN,
@@ -119,6 +128,11 @@ def queue_context(
 
 @kb_view()
 def conflict_queue(request):
+    remembered = queue_filters_remembered(request)
+    history = bool(request.htmx) and request.htmx.history_restore_request  # the back button: the URL as it was
+    if remembered and not history and not any(key in request.GET for key in QUEUE_FILTER_KEYS):
+        # The bare queue (the menu's link): the filters and sort last used, in the address too.
+        return redirect(reverse("conflict_queue") + query_string(remembered))
     form = QueueFilterForm(request.GET)
     filters = form.values()
     problem = form.query_problem()
@@ -126,6 +140,7 @@ def conflict_queue(request):
         context = queue_context(request, filters=filters, position=request.GET, notice=problem, notice_error=True,
                                 refused_query=form.raw_query())
         return render_page(request, "conflicts/queue.html", context, partial="queue", status=400)
+    queue_filters_remember(request, _url_params(filters))
     context = queue_context(request, filters=filters, position=request.GET)
     return render_page(request, "conflicts/queue.html", context, partial="queue")
 

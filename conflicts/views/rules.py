@@ -16,8 +16,13 @@ from conflicts.views.common import get_in_kb_or_404, render_page
 
 @kb_view()
 def rule_list(request):
+    return _rule_list_page(request)
+
+
+def _rule_list_page(request, *, notice: str = ""):
     # A GET writes nothing: a knowledge base gets its rule rows when it is created (conflicts.apps).
     context = {
+        "notice": notice,
         "rules": selectors.rule_list(knowledge_base=request.kb),
         "runs": selectors.induction_runs(knowledge_base=request.kb),
         "can_manage": allows(request, Role.OPS),
@@ -31,8 +36,13 @@ def rule_list(request):
 @require_POST
 def rule_toggle(request, pk: int):
     rule = get_in_kb_or_404(ResolutionRule.objects.all(), knowledge_base=request.kb, pk=pk)
-    rule_set_enabled(rule=rule, enabled=request.POST.get("enabled") == "1", actor=request.user)
-    return rule_list(request)
+    enabled = request.POST.get("enabled") == "1"
+    rule_set_enabled(rule=rule, enabled=enabled, actor=request.user)
+    notice = f"Rule {rule.rule_id} switched {'on' if enabled else 'off'}."
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("rule_list")
+    return _rule_list_page(request, notice=notice)
 
 
 @kb_view(write=Role.OPS)

@@ -25,7 +25,7 @@ from articles.sources_drift import DriftStateError, drift_keep, drift_merge, dri
 from conflicts.permissions import allows, kb_view
 from conflicts.source_forms import DriftKeepForm, DriftMergeForm, SourceForm
 from conflicts.views.common import render_page
-from conflicts.views.display import diff_html
+from conflicts.views.display import diff_html, markdown_text, render_markdown
 
 LIST_TEMPLATE = "sources/list.html"
 DETAIL_TEMPLATE = "sources/detail.html"
@@ -228,7 +228,12 @@ def _drift_context(request, item, *, merge_form=None, error: str = "") -> dict:
     return {
         "item": item,
         "console": console,
-        "diff": diff_html(old=f"{console.title}\n\n{console.body}", new=f"{item.source_title}\n\n{item.source_body}"),
+        # Both texts rendered from Markdown, and their difference in words (a heading's "#" is not a change
+        # a reviewer reads).
+        "console_html": render_markdown(text=console.body)[0],
+        "source_html": render_markdown(text=item.source_body)[0],
+        "diff": diff_html(old=f"{console.title}\n{markdown_text(console.body)}",
+                          new=f"{item.source_title}\n{markdown_text(item.source_body)}"),
         "can_review": allows(request, Role.REVIEWER) and item.status == DriftStatus.PENDING,
         "merge_form": merge_form or DriftMergeForm(initial={"title": item.source_title, "body": item.source_body}),
         "error": error,

@@ -50,6 +50,21 @@ document.addEventListener("submit", (event) => {
   setTimeout(() => form.querySelectorAll("button[type=submit]").forEach((b) => { b.disabled = true; }), 0);
 });
 
+// Long requests (the playground's decoding) count the seconds they have been working, so a minute of
+// model loading never looks like nothing happening.
+document.addEventListener("htmx:beforeRequest", (event) => {
+  document.querySelectorAll("[data-elapsed-for]").forEach((counter) => {
+    if (!event.detail.elt.matches(counter.dataset.elapsedFor)) return;
+    const started = Date.now();
+    clearInterval(counter.timer);
+    counter.textContent = "0 s";
+    counter.timer = setInterval(() => { counter.textContent = `${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+  });
+});
+document.addEventListener("htmx:afterRequest", () => {
+  document.querySelectorAll("[data-elapsed-for]").forEach((counter) => { clearInterval(counter.timer); });
+});
+
 // A failed HTMX request must not fail silently.
 function showToast(text) {
   const toast = document.getElementById("toast");

@@ -248,3 +248,38 @@ def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch)
     assert VersionClaimVectors.objects.filter(version__article=article).count() == 2
     assert list(version_claim_vectors(knowledge_base_id=kb.pk, version_ids=[version.pk])) == [version.pk]
     assert version_claim_vectors(knowledge_base_id=kb.pk + 1, version_ids=[version.pk]) == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_jobs_progress_is_committed_batch_by_batch(kb, monkeypatch):
+    """Issue 29 (6): the ops page polls the job row from another connection while the worker runs it; what that
+    connection reads must move as batches are written (73 articles used to show 0 until 64 were done)."""
+    import threading
+
+    from django.db import connection
+
+    from articles import services
+    from articles.models import IndexSyncJob, SyncStatus
+
+    for n in range(73):
+        make_article(kb, f"faq-{n}", f"Locker {n} costs {n % 9 + 2} euros.", index=False)
+    job = IndexSyncJob.objects.create(knowledge_base=kb, full=True)
+    real_embed, seen = services.embed_texts, []
+
+    def read_elsewhere():
+        try:
+            seen.append(IndexSyncJob.objects.get(pk=job.pk).done)
+        finally:
+            connection.close()
+
+    def embed_texts(texts):
+        reader = threading.Thread(target=read_elsewhere)  # its own connection, as the polling page has
+        reader.start()
+        reader.join()
+        return real_embed(texts)
+
+    monkeypatch.setattr(services, "embed_texts", embed_texts)
+    services.index_sync_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.total) == (SyncStatus.DONE, 73, 73)
+    assert seen == sorted(seen) and len({d for d in seen if 0 < d < 73}) >= 6, seen

@@ -377,3 +377,21 @@ def test_a_webhook_deleted_while_an_event_is_recorded_waits_and_fails_its_new_de
     delivery = NotificationDelivery.objects.get(event=event, channel="webhook")
     assert (delivery.webhook_id, delivery.status, delivery.last_error) == (None, DeliveryStatus.FAILED,
                                                                            "the webhook was deleted")
+
+
+def test_the_digest_lists_a_conflict_that_came_back_twice_once(kb, articles):
+    """Issue 29 (10): two regressions of one conflict in the day are one digest line saying '2 times'."""
+    notification_settings_update(knowledge_base=kb, min_seen=1, min_cited=1, email_recipients=["inbox@example.com"],
+                                 email_mode="digest")
+    twice = make_conflict(kb, articles[0], articles[1], explanation="Prices differ.")
+    once = make_conflict(kb, articles[1], articles[2], explanation="Hours differ.")
+    for key, conflict in (("1", twice), ("2", once), ("3", twice)):
+        NotificationEvent.objects.create(knowledge_base=kb, conflict=conflict, kind="conflict.regressed", key=key,
+                                         payload={"conflict": {"articles": [{"title": f"A{conflict.pk}"},
+                                                                            {"title": f"B{conflict.pk}"}],
+                                                               "explanation": conflict.explanation, "url": "http://x/"}})
+    assert digest_send(day=timezone.localdate()) == 1
+    digest = NotificationDelivery.objects.get(channel="digest")
+    assert digest.body.count("Prices differ.") == 1 and "Prices differ. (2 times)" in digest.body
+    assert digest.body.count("Hours differ.") == 1 and "Hours differ. (" not in digest.body
+    assert "2 regressed:" in digest.body and "— 2 regressed" in digest.subject

@@ -1,6 +1,7 @@
 """No dead ends, readable everywhere: progress on every HTMX action, input kept after a refusal,
 next conflict and undo after an action, styled error pages, a read-only notice, safe Markdown, titles
 instead of refs, v-numbers, the dashboard chart's values and today, a favicon."""
+import itertools
 import re
 
 import pytest
@@ -158,3 +159,123 @@ def test_dashboard_chart_has_values_and_today_and_the_favicon_resolves(client, k
     assert 'rel="icon"' in html
     favicon = client.get("/favicon.ico")
     assert favicon.status_code == 301 and favicon["Location"].endswith("favicon.svg")
+
+
+def test_dashboard_date_labels_never_overlap_today(client, kb, reviewer):
+    """Issue 29 (11): "02 Dec" drawn over "today" — every label's span (10px text, ~6px a character) clears the next."""
+    from conflicts.views.display import LABEL_CHAR_WIDTH
+
+    client.force_login(reviewer)
+    html = client.get(reverse("home")).content.decode()
+    svg = html[html.index('<svg class="chart"'):html.index("</svg>")]
+    spans = []
+    for x, anchor, text in re.findall(r'<text x="([\d.]+)" y="[^"]*" text-anchor="(\w+)" class="[\w-]*label">([^<]+)</text>',
+                                      svg):
+        width = len(text) * LABEL_CHAR_WIDTH
+        start = float(x) - (width / 2 if anchor == "middle" else width)
+        spans.append((start, start + width, text))
+    assert len(spans) >= 4 and spans[-1][2] == "today" and spans[0][0] >= 0
+    for (_, end, text), (start, _, following) in itertools.pairwise(spans):
+        assert end <= start, f"{text!r} overlaps {following!r}: {spans}"
+
+
+def test_the_queue_remembers_its_filters_and_sort_and_the_conflict_page_follows_them(client, kb, pair, reviewer):
+    """Also expected (issue 29): filters and sort survive leaving the queue (the menu's bare link, a conflict's
+    back link), the next open conflict follows the queue's sort, and the filters can be cleared."""
+    a, b = pair
+    c = make_article(kb, "c", "Dogs travel free.", index=False)
+    seen_most = make_conflict(kb, a, c, times_seen=9)
+    newest = make_conflict(kb, a, b, times_seen=1)
+    client.force_login(reviewer)
+    assert client.get(reverse("conflict_queue")).status_code == 200  # nothing remembered yet: no redirect
+    html = client.get(reverse("conflict_queue"), {"q": "car", "sort": "seen", "type": "price"}).content.decode()
+    assert "Clear filters" in html
+
+    back = client.get(reverse("conflict_queue"))  # the menu's link
+    assert back.status_code == 302
+    assert back["Location"].startswith("/conflicts/?") and "q=car" in back["Location"]
+    assert "sort=seen" in back["Location"] and "type=price" in back["Location"]
+
+    page = client.get(reverse("conflict_detail", args=[newest.pk])).content.decode()
+    back_link = re.search(r'<a href="([^"]+)" data-shortcut="back">', page).group(1).replace("&amp;", "&")
+    assert "sort=seen" in back_link and "q=car" in back_link and "status=open" in back_link
+    assert client.get(reverse("conflict_detail", args=[newest.pk])).context["next_conflict"] == seen_most
+
+    # The tab is not a filter: the menu opens on Open with the filters; the back button gets the URL it had.
+    client.get(reverse("conflict_queue"), {"status": "dismissed", "sort": "seen"})
+    bare = client.get(reverse("conflict_queue"))
+    assert "sort=seen" in bare["Location"] and "status" not in bare["Location"]
+    restored = client.get(reverse("conflict_queue"), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert restored.status_code == 200 and restored.context["filters"]["sort"] == "impact"
+
+    clear = client.get(reverse("conflict_queue"), {"status": "open", "sort": "impact"})
+    assert clear.status_code == 200 and "Clear filters" not in clear.content.decode()
+    assert client.get(reverse("conflict_queue")).status_code == 200  # forgotten
+
+
+def test_snoozing_offers_the_next_open_conflict(client, kb, pair, reviewer):
+    a, b = pair
+    c = make_article(kb, "c", "Dogs travel free.", index=False)
+    first, second = make_conflict(kb, a, b), make_conflict(kb, a, c)
+    client.force_login(reviewer)
+    html = client.post(reverse("conflict_snooze", args=[first.pk]), {"more_sightings": "3"}, **HTMX).content.decode()
+    assert "Snoozed: it leaves the Open queue" in html
+    assert f'href="/conflicts/{second.pk}/">Next open conflict' in html
+
+
+def test_every_page_title_names_the_page(client, kb, pair, reviewer):
+    a, b = pair
+    conflict = make_conflict(kb, a, b)
+    ops = make_user("otto", kb, "ops")
+    client.force_login(ops)
+    expected = {
+        reverse("home"): "Dashboard", reverse("conflict_queue"): "Conflicts · Open",
+        reverse("conflict_queue") + "?status=dismissed": "Conflicts · Dismissed",
+        reverse("conflict_detail", args=[conflict.pk]): f"Conflict #{conflict.pk}: Car fares 2025 vs Car fares 2026",
+        reverse("article_list"): "Articles", reverse("article_detail", args=[a.pk]): "Car fares 2025 · Articles",
+        reverse("rule_list"): "Rules", reverse("source_list"): "Sources", reverse("drift_list"): "Source changes",
+        reverse("answer_playground"): "Answer playground", reverse("answer_policy"): "Answer policy",
+        reverse("ops_home"): "Ops", reverse("ops_notifications"): "Notifications · Ops",
+        reverse("notification_preferences"): "My notifications",
+    }
+    for url, title in expected.items():
+        html = client.get(url).content.decode()
+        assert re.search(r"<title>(.*?)</title>", html, re.S).group(1).strip() == f"{title} · kbreview", url
+
+
+FORM_BLOCK = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
+
+
+def test_every_htmx_control_on_every_screen_shows_progress_and_disables_what_it_names(client, kb, pair):
+    """Also expected (issue 29): every HTMX action on every screen shows the progress bar and disables its
+    control; a form's 'find button[type=submit]' finds one, and no control inside it inherits a selector that
+    finds nothing from where it sits (htmx warned "returned no matches" on the conflict page)."""
+    from articles.sources import source_create
+
+    a, b = pair
+    conflict = make_conflict(kb, a, b)
+    source = source_create(knowledge_base=kb, name="Policies", kind="upload")
+    client.force_login(make_user("otto", kb, "ops"))
+    pages = [reverse(name) for name in ("home", "conflict_queue", "article_list", "rule_list", "source_list",
+                                        "drift_list", "answer_playground", "answer_policy", "ops_home",
+                                        "ops_notifications", "notification_preferences")]
+    pages += [reverse("conflict_detail", args=[conflict.pk]), reverse("article_detail", args=[a.pk]),
+              reverse("source_detail", args=[source.pk])]
+    seen, problems = 0, []
+    for url in pages:
+        html = client.get(url).content.decode()
+        for match in HTMX_TAG.finditer(html):
+            tag, element = match.group(1), match.group(0)
+            seen += 1
+            if not ("hx-indicator=" in element and "#progress" in element or "every " in element):
+                problems.append(("no progress", url, element))
+            if tag in ("form", "a", "button") and "hx-disabled-elt=" not in element:
+                problems.append(("nothing disabled", url, element))
+        for attributes, inner in FORM_BLOCK.findall(html):
+            if 'hx-disabled-elt="find button[type=submit]"' in attributes:
+                if 'type="submit"' not in inner:
+                    problems.append(("no submit button to find", url, attributes))
+                nested = [m.group(0) for m in HTMX_TAG.finditer(inner) if "hx-disabled-elt=" not in m.group(0)]
+                if nested and 'hx-disinherit="hx-disabled-elt"' not in attributes:
+                    problems.append(("inherits a selector that finds nothing", url, nested))
+    assert seen >= 25 and not problems, "\n".join(map(str, problems))

@@ -211,3 +211,32 @@ def test_the_admin_lists_webhooks_and_deliveries_without_the_secret(client, kb):
         html = client.get(url).content.decode()
         assert secret not in html and webhook.secret_encrypted not in html, url
         assert "93.184.215.14" in html or "notificationdelivery" in url
+
+
+def test_a_member_sets_their_own_email_address_audited_and_validated(client, kb):
+    """Issue 29 (10): no administrator needed; a bad address is refused naming it, and the change is audited."""
+    nomail = make_user("nomail", kb, role="viewer")
+    client.force_login(nomail)
+    page = client.get(reverse("notification_preferences")).content.decode()
+    assert "has no e-mail address" in page and "ask an administrator" not in page
+    assert 'name="email"' in page
+
+    bad = client.post(reverse("notification_email"), {"email": "not an address"}, **HTMX)
+    assert bad.status_code == 400 and 'data-field="email">Enter a valid email address.' in bad.content.decode()
+    nomail.refresh_from_db()
+    assert nomail.email == ""
+
+    saved = client.post(reverse("notification_email"), {"email": "Nora@Example.COM"}, **HTMX)
+    assert saved.status_code == 200 and "E-mail address saved: Nora@example.com." in saved.content.decode()
+    assert "has no e-mail address" not in saved.content.decode()
+    nomail.refresh_from_db()
+    assert nomail.email == "Nora@example.com"
+    [audit] = AuditEvent.objects.filter(action="notifications.preference", actor=nomail)
+    assert audit.detail == {"changed": "email", "before": "", "after": "Nora@example.com"}
+    assert audit.knowledge_base_id == kb.pk
+
+    # Without JavaScript: a redirect back with the message.
+    plain = client.post(reverse("notification_email"), {"email": ""}, follow=True)
+    assert "E-mail address saved." in plain.content.decode()
+    nomail.refresh_from_db()
+    assert nomail.email == "" and AuditEvent.objects.filter(action="notifications.preference").count() == 2

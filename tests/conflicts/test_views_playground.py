@@ -76,3 +76,46 @@ def test_the_playground_decodes_on_the_real_local_model(client, kb, capital, set
     assert 'id="playground-chart"' in html and "<rect" in html  # λ_t and the gate per generated token
     winner = html.split('id="playground-winner">', 1)[1].split("<", 1)[0]
     assert winner in {"context", "memory", "user"}
+
+
+def test_the_page_says_when_the_local_model_is_too_small_and_shows_that_it_works(client, kb, settings):
+    """Issue 29 (12): the bundled Gemma 3 270M is named as too small to trust; asking shows a working state."""
+    settings.IGD_BACKEND, settings.LOCAL_LM_PATH = "local", ""
+    login(client, make_user("rita", kb, role="reviewer"))
+    html = client.get(reverse("answer_playground")).content.decode()
+    assert "Too small to trust:" in html and "Gemma 3 270M" in html
+    form = html[:html.index('class="card playground-form"')]
+    form = form[form.rindex("<form"):]
+    assert 'hx-disabled-elt="find button[type=submit]"' in form and "#playground-busy" in form
+    assert 'id="playground-busy"' in html and "the first answer also loads the model" in html
+
+
+def test_the_playground_keeps_quiet_about_a_model_it_cannot_judge(client, kb, settings, igd_server):
+    login(client, make_user("rita", kb, role="reviewer"))
+    assert "Too small to trust" not in client.get(reverse("answer_playground")).content.decode()  # an endpoint
+
+
+@pytest.mark.parametrize("ratio, words", [
+    (5.45578871627709e300, "far more likely (over ×1,000)"), (float("inf"), "far more likely (over ×1,000)"),
+    (3.2, "×3.2 as likely"), (999.4, "×999 as likely"), (1.0, "×1 as likely"), (0.25, "less likely (×0.25)"),
+    (1e-9, "far less likely (under ×0.001)"), (float("nan"), "no clear preference"),
+])
+def test_likelihood_ratios_are_read_as_words_past_a_thousand(ratio, words):
+    from conflicts.views.display import likelihood_words
+
+    assert likelihood_words(ratio) == words
+
+
+def test_a_huge_ratio_is_shown_in_words_on_the_page(client, kb, capital, igd_server, monkeypatch):
+    from agents.igd import arithmetic
+
+    real = arithmetic.FilterDecision
+
+    def huge(memory_ratio, user_ratio, memory_disagrees):
+        return real(memory_ratio=5.45578871627709e300, user_ratio=user_ratio, memory_disagrees=memory_disagrees)
+
+    monkeypatch.setattr(arithmetic, "FilterDecision", huge)
+    login(client, make_user("rita", kb, role="reviewer"))
+    html = client.post(reverse("answer_playground"), {"question": QUESTION, "mode": "truth"}).content.decode()
+    assert 'class="memory-ratio">far more likely (over ×1,000)</span>' in html
+    assert "545578" not in html

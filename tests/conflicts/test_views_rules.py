@@ -50,6 +50,7 @@ def test_only_ops_toggle_rules_and_start_induction(client, kb, other_kb):
     login(client, make_user("otto", kb, "ops"))
     response = client.post(reverse("rule_toggle", args=[rule.pk]), {"enabled": "0"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
+    assert f"Rule {rule.rule_id} switched off." in response.content.decode()  # the action says what it did
     rule.refresh_from_db()
     assert rule.enabled is False
     # another knowledge base's rule: 404, never touched

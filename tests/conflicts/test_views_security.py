@@ -204,3 +204,22 @@ def test_deleted_article_restore_through_view_requires_reviewer(client, kb, worl
     client.force_login(make_user("vic", kb, "viewer"))
     assert client.post(reverse("article_restore", args=[a.pk])).status_code == 403
     assert Article.objects.get(pk=a.pk).status == "deleted"
+
+
+def test_a_refusal_is_logged_once_in_one_line_without_a_traceback(client, kb, caplog):
+    """Issue 29 (11): every 403 wrote the PermissionDenied traceback to the log, twice."""
+    import logging
+
+    from tests.conflicts.console_support import make_conflict, make_user
+    from tests.factories import make_article
+
+    a, b = (make_article(kb, f"faq-{n}", f"Text {n}.", index=False) for n in range(2))
+    conflict = make_conflict(kb, a, b)
+    client.force_login(make_user("vera", kb, "viewer"))
+    with caplog.at_level(logging.INFO):
+        assert client.post(reverse("conflict_dismiss", args=[conflict.pk]), {"reason": "x"}).status_code == 403
+    [refusal] = [r for r in caplog.records if r.name == "django.request"]
+    assert refusal.exc_info is None and "\n" not in refusal.getMessage()
+    assert refusal.getMessage().startswith("Forbidden (Permission denied): /conflicts/")
+    assert "needs the reviewer role" in refusal.getMessage()
+    assert logging.getLogger("django").handlers == []  # printed by the root's handler only

@@ -242,3 +242,12 @@ def test_the_location_placeholder_follows_the_kind(client, kb, ops):
     assert "Leave empty: upload the files" in html.split('name="location"')[1].split(">")[0]
     listing = client.get(reverse("source_list")).content.decode()
     assert "data-placeholders" in listing and "sitemap.xml" in listing
+
+
+def test_drift_review_renders_markdown_instead_of_showing_its_marks(client, drift, viewer):
+    """Issue 29 (11): a heading's '#' and emphasis marks are rendered, not shown raw, in both texts and the diff."""
+    DriftItem.objects.filter(pk=drift.pk).update(source_body="# Fares\n\nAn adult ticket costs **18 euro**.")
+    client.force_login(viewer)
+    html = client.get(reverse("drift_detail", args=[drift.pk])).content.decode()
+    assert "<h1>Fares</h1>" in html and "<strong>18 euro</strong>" in html
+    assert "# Fares" not in html and "**" not in html

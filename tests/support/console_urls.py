@@ -11,7 +11,7 @@ from conflicts import urls as console_urls
 # Views outside any knowledge base (signing in and out, choosing one): no object ids, no KB role.
 NOT_KB_VIEWS = {"login", "logout", "kb_switch"}
 # Views where any member, a viewer too, changes only their own settings (tested on their own).
-OWN_SETTINGS_VIEWS = {"notification_preferences"}
+OWN_SETTINGS_VIEWS = {"notification_preferences", "notification_email"}
 # Which object a pattern's `pk` names, by the start of the pattern's name (longest prefix first).
 PK_OWNERS = {"conflict": "conflict", "article": "article", "ops_sync_job": "sync_job", "ops_token": "token",
              "rule": "rule", "source_sync_progress": "source_sync", "source_page": "source_page",
