@@ -331,10 +331,12 @@ OCCURRENCE_FILTERS = {
 
 
 def next_open_conflict(*, knowledge_base: KnowledgeBase, exclude_id: int, sort: str = "impact") -> Conflict | None:
-    """The first open conflict in the queue's order other than `exclude_id` (what to review next)."""
+    """The first open conflict in the queue's order other than `exclude_id` (what to review next); never a snoozed
+    one (the Open queue leaves those out too)."""
     return (
         Conflict.objects.filter(knowledge_base=knowledge_base, status=ConflictStatus.OPEN)
         .exclude(pk=exclude_id)
+        .exclude(snoozed_q(timezone.now()))
         .select_related("article_low", "article_high")
         .only("pk", "article_low__title", "article_high__title")
         .order_by(*QUEUE_SORTS.get(sort, QUEUE_SORTS["impact"]))

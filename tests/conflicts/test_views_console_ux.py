@@ -223,6 +223,19 @@ def test_snoozing_offers_the_next_open_conflict(client, kb, pair, reviewer):
     assert f'href="/conflicts/{second.pk}/">Next open conflict' in html
 
 
+def test_the_next_open_conflict_is_never_a_snoozed_one(client, kb, pair, reviewer):
+    a, b = pair
+    c = make_article(kb, "c", "Dogs travel free.", index=False)
+    d = make_article(kb, "d", "Dogs travel for 5 euros.", index=False)
+    # The snoozed one is the newest: with equal impact the queue would put it first.
+    first, waiting, snoozed = make_conflict(kb, a, b), make_conflict(kb, a, d), make_conflict(kb, a, c)
+    client.force_login(reviewer)
+    client.post(reverse("conflict_snooze", args=[snoozed.pk]), {"more_sightings": "3"}, **HTMX)
+    html = client.post(reverse("conflict_snooze", args=[first.pk]), {"more_sightings": "3"}, **HTMX).content.decode()
+    assert f'href="/conflicts/{waiting.pk}/">Next open conflict' in html
+    assert f'href="/conflicts/{snoozed.pk}/">Next open conflict' not in html
+
+
 def test_every_page_title_names_the_page(client, kb, pair, reviewer):
     a, b = pair
     conflict = make_conflict(kb, a, b)
