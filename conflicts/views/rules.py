@@ -10,7 +10,8 @@ from articles.models import Role
 from conflicts import selectors
 from conflicts.models import ResolutionRule
 from conflicts.permissions import allows, kb_view
-from conflicts.services.suggestions import rule_induction_enqueue, rule_set_enabled, suggestion_threshold
+from conflicts.services.induction import rule_induction_enqueue
+from conflicts.services.suggestions import rule_set_enabled, suggestion_threshold
 from conflicts.views.common import get_in_kb_or_404, render_page
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from articles import jobs
+from kbreview.jobs import jobs_sweep
 from articles.models import Article, Chunk, IndexSyncJob, SyncStatus
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,6 @@ def test_no_wait_leaves_the_job_to_the_workers_and_the_sweeper(faq_file):
     assert f"job {job.pk} queued for the workers" in out.getvalue()
     assert Article.objects.filter(knowledge_base__slug="brand-new").count() == 2  # the import itself is done
 
-    assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 1  # tasks run here (eager), as a worker would
+    assert jobs_sweep(older_than_s=0)["index_sync"] == 1  # tasks run here (eager), as a worker would
     job.refresh_from_db()
     assert job.status == SyncStatus.DONE and Chunk.objects.exists()

@@ -5,7 +5,7 @@ import pytest
 
 from conflicts.models import Conflict, ConflictStatus, InductionStatus, ResolutionRule, ReviewWinner, RuleStatus
 from conflicts.services.demo_history import demo_history_load
-from conflicts.services.suggestions import rule_induction_run
+from conflicts.services.induction import rule_induction_run
 
 
 @pytest.mark.django_db
