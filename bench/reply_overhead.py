@@ -273,7 +273,7 @@ def main() -> None:
     from django.test import override_settings
 
     from articles.services import articles_import
-    from conflicts.services import turns
+    from conflicts.services import turns as turn_service
     from conflicts.models import Conflict
 
     log(f"[setup] workers wait up to WORKER_YIELD_MAX_S={settings.WORKER_YIELD_MAX_S} s for a gap in the replies' "
@@ -289,7 +289,7 @@ def main() -> None:
                "json_mode": "json_schema"}
         worker_env = {"EMBEDDED_DATABASE_NAME": settings.DATABASES["default"]["NAME"], "OPENAI_BASE_URL": model.base_url,
                       "OPENAI_API_KEY": "bench", "LLM_MODEL": "scripted-model", "DETECTION_DETECTOR": "auto"}
-        no_detection = mock.patch.object(turns, "enqueue", lambda row: row)
+        no_detection = mock.patch.object(turn_service, "enqueue", lambda row: row)
         blocks = [questions[i:i + block_size] for i in range(0, turns, block_size)]
         latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
         load_samples: list[float] = []
