@@ -89,10 +89,6 @@ class DetectionReport:
         return self.status != STATUS_SKIPPED
 
 
-# The old name, kept only until conflicts/services/detection.py (being split) imports DetectionReport; then
-# deleted, so "DetectionOutcome" names the stored outcome (conflicts.models) alone.
-DetectionOutcome = DetectionReport
-
 
 @dataclass
 class DetectionPlan:

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from articles import services
+from articles import indexing, services
 from articles.models import (
     Article,
     ArticleVersion,
@@ -55,7 +55,7 @@ class ArticleAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Re-index now")
     def reindex(self, request, queryset):
-        chunks = sum(services.article_reindex(article_id=a.pk) for a in queryset)
+        chunks = sum(indexing.article_reindex(article_id=a.pk) for a in queryset)
         self.message_user(request, f"{chunks} chunk(s) written.", messages.SUCCESS)
 
 

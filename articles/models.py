@@ -9,6 +9,8 @@ from django.db import models
 from django.db.models.functions import Length
 from pgvector.django import HnswIndex, VectorField
 
+from kbreview.leases import Leased
+
 
 class KnowledgeBase(models.Model):
     """One business's workspace: everything else belongs to exactly one."""
@@ -192,10 +194,14 @@ class SyncStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class IndexSyncJob(models.Model):
-    """A re-sync of one knowledge base's index, with progress the console can poll."""
+class IndexSyncJob(Leased):
+    """A re-sync of one knowledge base's index, with progress the console can poll (each batch's progress is
+    the lease's heartbeat)."""
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="sync_jobs")
+    # Set: the re-index of this one article after an edit (its chunks only), which the editing request runs
+    # itself so the fix reaches retrieval before it answers; unset: the knowledge base's stale articles (or all).
+    article = models.ForeignKey(Article, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     full = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=SyncStatus.choices, default=SyncStatus.QUEUED)
     total = models.PositiveIntegerField(default=0)
@@ -204,9 +210,6 @@ class IndexSyncJob(models.Model):
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # The worker's last sign of life (claim or progress): older than CELERY_TASK_TIME_LIMIT means it died.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -215,6 +218,15 @@ class IndexSyncJob(models.Model):
             models.CheckConstraint(condition=models.Q(done__lte=models.F("total")), name="sync_done_le_total"),
             models.CheckConstraint(condition=models.Q(status__in=SyncStatus.values), name="sync_status_valid"),
         ]
+
+    @classmethod
+    def lease_on_claim(cls, now):
+        return {"started_at": now, "done": 0}  # a job taken over from a dead worker starts again
+
+    def lease_give_up(self, reason: str) -> dict:
+        from django.utils import timezone
+
+        return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
     @property
     def rate_per_s(self) -> float | None:
@@ -369,7 +381,7 @@ class SyncTrigger(models.TextChoices):
 ACTIVE_SYNC_STATUSES = (SyncStatus.QUEUED, SyncStatus.RUNNING)
 
 
-class SourceSync(models.Model):
+class SourceSync(Leased):
     """One sync of a source: progress the console polls, counts and a per-page report."""
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
@@ -401,6 +413,20 @@ class SourceSync(models.Model):
                 name="source_sync_one_active",
             ),
         ]
+
+    @classmethod
+    def lease_ttl_s(cls) -> float:
+        # A sync's hard time limit is its own: one silent for longer lost its worker.
+        return settings.SOURCE_SYNC_TIME_LIMIT_S
+
+    @classmethod
+    def lease_on_claim(cls, now):
+        return {"started_at": now}
+
+    def lease_give_up(self, reason: str) -> dict:
+        from django.utils import timezone
+
+        return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
 
 class DriftStatus(models.TextChoices):

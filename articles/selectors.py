@@ -80,7 +80,8 @@ def membership_get(*, user, knowledge_base_id: int) -> Membership | None:
 
 
 def latest_index_sync_job(*, knowledge_base: KnowledgeBase) -> IndexSyncJob | None:
-    return IndexSyncJob.objects.filter(knowledge_base=knowledge_base).order_by("-created_at").first()
+    return (IndexSyncJob.objects.filter(knowledge_base=knowledge_base, article__isnull=True)
+            .order_by("-created_at").first())
 
 
 def stale_articles(*, knowledge_base: KnowledgeBase) -> QuerySet:

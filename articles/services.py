@@ -4,34 +4,25 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from articles.audit import audit_event_record
-from articles.chunking import chunk_body
-from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
-from kbreview.foreground import yield_to_foreground
-from kbreview.input_limits import text_problem
-from articles.embeddings import embed_texts
+from articles.indexing import article_reindex, article_unindex, index_resync
 from articles.ingest import IngestError, ParsedArticle, parse_path
 from articles.models import (
     Article,
     ArticleStatus,
     ArticleVersion,
     AuditAction,
-    Chunk,
-    IndexSyncJob,
     KnowledgeBase,
-    SyncStatus,
-    VersionClaimVectors,
     VersionReason,
 )
+from kbreview.input_limits import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -264,7 +255,7 @@ def article_delete(*, article: Article, expected_version_id: int | None = None, 
         locked.status = ArticleStatus.DELETED
         locked.save(update_fields=["status", "modified_at"])
         audit_event_record(action=AuditAction.ARTICLE_DELETED, target=locked, actor=actor, note=note)
-        _unindex(article=locked)
+        article_unindex(article=locked)
     return locked
 
 
@@ -300,215 +291,3 @@ def article_version_restore(
         )
     article_reindex(article_id=article.pk)
     return new_version
-
-
-# --- index sync ---------------------------------------------------------------------------------
-
-
-def _unindex(*, article: Article) -> None:
-    Chunk.objects.filter(article_id=article.pk).delete()
-    Article.objects.filter(pk=article.pk).update(indexed_version=None)
-
-
-@dataclass
-class _Planned:
-    """One article's index work: its current version's chunks and, when the conflict checker registered
-    its function and the version has no vectors for those texts yet, its claim texts."""
-
-    article: Article
-    pieces: list[str]
-    claims: list[str] = field(default_factory=list)
-
-    @property
-    def texts(self) -> list[str]:
-        title = self.article.current_version.title
-        return [f"{title}\n{t}" for t in self.pieces] + self.claims
-
-
-def _index_plan(article_ids: list[int], *, claims: bool = True) -> list[_Planned]:
-    """The chunks (and, with `claims`, the claim texts) to embed for these articles' current versions;
-    deleted ones leave the index here."""
-    articles = list(
-        Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
-    )
-    stored = dict(VersionClaimVectors.objects.filter(
-        version_id__in=[a.current_version_id for a in articles if a.current_version_id and claims]
-    ).values_list("version_id", "key"))
-    planned: list[_Planned] = []
-    for article in articles:
-        if article.status != ArticleStatus.ACTIVE or article.current_version is None:
-            with transaction.atomic():
-                _unindex(article=article)
-            continue
-        version = article.current_version
-        texts = (claim_texts(title=version.title, body=version.body) or []) if claims else []
-        if stored.get(version.id) == texts_key(texts):
-            texts = []  # stored already for these very texts (a full re-sync of an unchanged version)
-        planned.append(_Planned(article, chunk_body(version.body), texts))
-    return planned
-
-
-def _index_texts(planned: list[_Planned]) -> list[str]:
-    return [text for item in planned for text in item.texts]
-
-
-def _index_write(planned: list[_Planned], vectors) -> int:
-    """Swap each article's chunks (and store its claim vectors) in one transaction. An article changed since
-    it was planned is skipped, because the change that made it stale will index it itself."""
-    written, offset = 0, 0
-    for item in planned:
-        article, pieces, version = item.article, item.pieces, item.article.current_version
-        article_vectors = vectors[offset : offset + len(pieces)]
-        claim_vectors = vectors[offset + len(pieces) : offset + len(pieces) + len(item.claims)]
-        offset += len(pieces) + len(item.claims)
-        with transaction.atomic():
-            locked = Article.objects.select_for_update().filter(pk=article.pk).first()
-            if locked is None or locked.current_version_id != version.id or locked.status != ArticleStatus.ACTIVE:
-                continue
-            Chunk.objects.filter(article_id=article.pk).delete()
-            Chunk.objects.bulk_create(
-                Chunk(
-                    knowledge_base_id=article.knowledge_base_id,
-                    article_id=article.pk,
-                    version=version,
-                    ordinal=i,
-                    title=version.title,
-                    text=text,
-                    embedding=vector,
-                )
-                for i, (text, vector) in enumerate(zip(pieces, article_vectors))
-            )
-            if item.claims:
-                VersionClaimVectors.objects.update_or_create(version=version, defaults={
-                    "key": texts_key(item.claims), "count": len(item.claims), "dimensions": claim_vectors.shape[1],
-                    "vectors": matrix_to_bytes(claim_vectors)})
-            Article.objects.filter(pk=article.pk).update(indexed_version=version)
-            written += len(pieces)
-    return written
-
-
-def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
-    """Embed the current versions of these articles (outside any lock), then swap their chunks."""
-    planned = _index_plan(article_ids, claims=claims)
-    return _index_write(planned, embed_texts(_index_texts(planned)))
-
-
-def _index_pipelined(
-    article_ids: list[int], *, batch_size: int, on_progress: Callable[[int, int], None] | None = None,
-    before_batch: Callable[[], object] | None = None,
-) -> int:
-    """Index in batches, embedding the next batch in a worker thread while this one writes the last:
-    the encoder (which releases the GIL) never waits for the database. Only this thread touches the database.
-    `before_batch` is called before each batch after the first is handed to the encoder (a worker yields
-    to replies there)."""
-    total, written = len(article_ids), 0
-    batches = [article_ids[start : start + batch_size] for start in range(0, total, batch_size)]
-    if on_progress:
-        on_progress(0, total)
-    if not batches:
-        return 0
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
-        planned = _index_plan(batches[0])
-        pending = encoder.submit(embed_texts, _index_texts(planned))
-        for number in range(len(batches)):
-            following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
-            vectors = pending.result()
-            if following is not None:
-                if before_batch is not None:
-                    before_batch()  # the encoder is idle and this thread waits: nothing of the re-sync runs
-                pending = encoder.submit(embed_texts, _index_texts(following))
-            written += _index_write(planned, vectors)
-            planned = following
-            if on_progress:
-                on_progress(min((number + 1) * batch_size, total), total)
-    return written
-
-
-def article_reindex(*, article_id: int) -> int:
-    """Synchronously bring one article's chunks in line with its current version (or remove them).
-
-    This is what makes a reviewer's fix reach retrieval before their request returns.
-    """
-    # Chunks only: a fix must reach retrieval within its request, and embedding the claims about doubles
-    # the encoder's work. A turn's check embeds this version's claims on first sight instead (and a full
-    # re-sync stores them).
-    return _index_batch([article_id], claims=False)
-
-
-def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:
-    """Bring just these articles' chunks in line with their current versions (a source sync's changes)."""
-    return _index_pipelined(article_ids, batch_size=batch_size)
-
-
-def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
-    from articles.selectors import stale_articles
-
-    return list(stale_articles(knowledge_base=knowledge_base).values_list("pk", flat=True))
-
-
-PROGRESS_STEPS = 20  # a re-sync reports at least this many times (batches of 8 to 64 articles)
-
-
-def progress_batch_size(total: int, *, smallest: int = 8, largest: int = 64) -> int:
-    """Articles per batch for a re-sync of `total`: small enough that progress moves in about
-    PROGRESS_STEPS steps (73 articles in batches of 64 showed 0% for most of the run, then 87%), large
-    enough that the encoder still gets full batches."""
-    return max(smallest, min(largest, -(-total // PROGRESS_STEPS)))
-
-
-def index_resync(
-    *,
-    knowledge_base: KnowledgeBase,
-    full: bool = False,
-    batch_size: int | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-    before_batch: Callable[[], object] | None = None,
-) -> int:
-    """Re-embed what is stale (or everything with `full`). Returns the number of chunks written."""
-    if full:
-        ids = list(
-            Article.objects.filter(knowledge_base=knowledge_base).order_by("pk").values_list("pk", flat=True)
-        )
-    else:
-        ids = stale_article_ids(knowledge_base=knowledge_base)
-    batch_size = batch_size or progress_batch_size(len(ids))
-    return _index_pipelined(ids, batch_size=batch_size, on_progress=on_progress, before_batch=before_batch)
-
-
-def index_sync_job_create(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
-    """Record a re-sync request (the work row). Starting it is articles.jobs.index_sync_start's part,
-    which enqueues in the same transaction; a row nobody enqueued is picked up by the sweeper."""
-    return IndexSyncJob.objects.create(knowledge_base=knowledge_base, full=full, requested_by=actor)
-
-
-def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
-    """Claim a queued job (one conditional update) and run it, reporting progress (and so a heartbeat)
-    after every batch. A finished job, or one another live worker holds, is left alone (idempotent);
-    one whose worker died (no heartbeat within CELERY_TASK_TIME_LIMIT) is taken over and restarted."""
-    from kbreview.celery import claim_expiry
-
-    now = timezone.now()
-    taken = (
-        IndexSyncJob.objects.filter(pk=job_id)
-        .filter(Q(status=SyncStatus.QUEUED) | Q(status=SyncStatus.RUNNING, heartbeat_at__lt=claim_expiry()))
-        .update(status=SyncStatus.RUNNING, started_at=now, heartbeat_at=now, done=0, attempts=F("attempts") + 1)
-    )
-    job = IndexSyncJob.objects.select_related("knowledge_base").get(pk=job_id)
-    if not taken:
-        return job
-
-    def report(done: int, total: int) -> None:
-        IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(done=done, total=total, heartbeat_at=timezone.now())
-
-    try:
-        # Between batches of a long re-sync a worker yields to replies, as before each task.
-        index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report,
-                     before_batch=yield_to_foreground)
-    except Exception as exc:
-        IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(
-            status=SyncStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
-        )
-        raise
-    IndexSyncJob.objects.filter(pk=job_id, started_at=now).update(status=SyncStatus.DONE, finished_at=timezone.now())
-    job.refresh_from_db()
-    return job

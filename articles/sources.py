@@ -28,7 +28,6 @@ from lxml import etree
 from articles.ingest import SUPPORTED_SUFFIXES, IngestError, ParsedArticle, parse_path, slugify
 from articles.ingest import _supported_files as supported_files_in
 from articles.audit import audit_event_record
-from articles.jobs import source_sync_enqueue
 from articles.models import (
     ACTIVE_SYNC_STATUSES,
     CONSOLE_REASONS,
@@ -50,18 +49,20 @@ from articles.models import (
     SyncStatus,
     SyncTrigger,
 )
+from articles.indexing import articles_reindex
 from articles.services import (
     ArticleInputError,
     article_delete,
     article_locked_by_ref,
     article_restore,
     article_upsert,
-    articles_reindex,
     content_hash,
     parsed_article_check,
 )
 from articles.sources_drift import drift_hold
 from articles.sources_fetch import Fetcher, FetchError, FetchLimits
+from kbreview.jobs import enqueue
+from kbreview.leases import lease_claim, lease_finish, lease_heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -294,11 +295,8 @@ def source_sync_request(*, source: Source, trigger: str = SyncTrigger.MANUAL, ac
             active = SourceSync.objects.filter(source=source, status__in=ACTIVE_SYNC_STATUSES).first()
             if active is not None:
                 return active
-            sync = SourceSync.objects.create(
-                knowledge_base_id=source.knowledge_base_id, source=source, trigger=trigger, requested_by=actor
-            )
-            source_sync_enqueue(sync_id=sync.pk)
-            return sync
+            return enqueue(SourceSync(knowledge_base_id=source.knowledge_base_id, source=source, trigger=trigger,
+                                      requested_by=actor))
     except IntegrityError:  # another request created one between our check and insert
         return SourceSync.objects.get(source=source, status__in=ACTIVE_SYNC_STATUSES)
 
@@ -344,25 +342,19 @@ class _Run:
         now = time.monotonic()
         if force or now - self.last_report >= PROGRESS_EVERY_S:
             self.last_report = now
-            SourceSync.objects.filter(pk=self.sync.pk).update(done=self.done, counts=self.counts)
+            lease_heartbeat(self.sync, done=self.done, counts=self.counts)
 
 
 def source_sync_run(*, sync_id: int) -> SourceSync:
-    """Run a queued sync. A finished one is left alone, and so is one another worker started within the
-    time limit; one a dead worker left running longer is run again (unchanged text writes nothing)."""
-    with transaction.atomic():
-        sync = SourceSync.objects.select_for_update().select_related("source__knowledge_base").get(pk=sync_id)
-        if sync.status in (SyncStatus.DONE, SyncStatus.FAILED):
-            return sync
-        running_for = timezone.now() - sync.started_at if sync.started_at else None
-        if sync.status == SyncStatus.RUNNING and running_for < dt.timedelta(seconds=settings.SOURCE_SYNC_TIME_LIMIT_S):
-            # A redelivered message (the broker's visibility timeout is shorter than a long sync) while the
-            # first worker is still at it: leave it to that worker.
-            return sync
-        sync.status = SyncStatus.RUNNING
-        sync.started_at = timezone.now()
-        sync.save(update_fields=["status", "started_at"])
-        Source.objects.filter(pk=sync.source_id).update(last_sync=sync)
+    """Run a queued sync under its lease (kbreview.leases). A finished one is left alone, and so is one another
+    worker holds: a redelivered message (the broker's visibility timeout is shorter than a long sync) while
+    the first worker is still at it. One a dead worker left (silent for longer than the sync's time limit)
+    is run again (unchanged text writes nothing)."""
+    claim = lease_claim(SourceSync, pk=sync_id)
+    sync = SourceSync.objects.select_related("source__knowledge_base").get(pk=sync_id)
+    if claim is None:
+        return sync
+    Source.objects.filter(pk=sync.source_id).update(last_sync=sync)
     source = sync.source
     run = _Run(sync=sync, source=source, pages={p.key: p for p in source.pages.select_related("synced_version")})
     fetcher = Fetcher(fetch_limits(knowledge_base=source.knowledge_base))
@@ -390,10 +382,8 @@ def source_sync_run(*, sync_id: int) -> SourceSync:
 
 
 def _finish(run: _Run, *, status: str, error: str = "") -> None:
-    SourceSync.objects.filter(pk=run.sync.pk).update(
-        status=status, error=error[:2000], done=run.done, counts=run.counts, page_errors=run.page_errors,
-        finished_at=timezone.now(),
-    )
+    lease_finish(run.sync, status=status, error=error[:2000], done=run.done, counts=run.counts,
+                 page_errors=run.page_errors, finished_at=timezone.now())
 
 
 class _ListingError(Exception):

@@ -21,7 +21,8 @@ from articles.models import (
     SourcePage,
     VersionReason,
 )
-from articles.services import article_edit, article_reindex
+from articles.indexing import article_reindex
+from articles.services import article_edit
 
 
 class DriftStateError(Exception):

@@ -129,23 +129,23 @@ class Workers:
     When the next arrival is past the gate's end, the clock is set to that end and the wake-up is delivered:
     its worker takes every queued turn (up to DETECTION_BATCH_MAX_TURNS) and sends their pairs in as few calls
     as the rules allow. Turns a full batch left are sent again and taken the same way (as the messages
-    detection_wake sends do; those messages themselves are dropped: the replay plays the worker for every turn).
+    wake_on_commit sends do; those messages themselves are dropped: the replay plays the worker for every turn).
     No worker sleeps in this design: a wait in place (_wait_until) longer than a clock tick fails the replay.
     """
 
     def __init__(self, *, start) -> None:
         import kbreview.jobs
-        import conflicts.services.detection as detection
-        from conflicts.jobs import DETECT_TURN
+        from conflicts.services.detection import batching
+        from conflicts.tasks import detect_turn
         from django.utils import timezone
 
         self.start = start
         self.offset_s = 0.0
         self.gate: tuple[int, float] | None = None  # (turn id of the wake-up, second it is due)
         self.waits = 0
-        self.detect_turn = DETECT_TURN
+        self.detect_turn = detect_turn.name
         timezone.now = self.now  # every caller looks the attribute up at call time
-        detection._wait_until = self._wait_until
+        batching._wait_until = self._wait_until
         kbreview.jobs.send = self._send
 
     def now(self):

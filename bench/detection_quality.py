@@ -126,12 +126,14 @@ def demo_cpu_sets(*, size: int, limit: int | None) -> tuple[dict[str, ArticleTex
 def cpu_first_sight(*, size: int = 8, limit: int | None = None) -> dict[str, list[float]]:
     """CPU milliseconds of a worker's first check of each demo set (no claim vectors in memory; parses
     warm): embedding the claims, against reading the vectors the index sync stored per article version
-    (conflicts.services.detection.StoredFirstEncoder; its one database query per turn is not in this figure)."""
+    (articles.claim_vectors.StoredFirstEncoder; its one database query per turn is not in this figure)."""
     import time
 
     from articles.claim_texts import texts_key
     from bench.demo_detection import NOW
-    from conflicts.services.detection import StoredFirstEncoder, claim_texts_of
+    from agents.claims.analysis import VECTOR_CACHE_ARTICLES
+    from articles.claim_vectors import StoredFirstEncoder
+    from conflicts.services.detection import claim_texts_of
 
     articles, sets = demo_cpu_sets(size=size, limit=limit)
     stored = {}
@@ -141,7 +143,7 @@ def cpu_first_sight(*, size: int = 8, limit: int | None = None) -> dict[str, lis
     samples: dict[str, list[float]] = {"embedded": [], "stored": []}
     for refs in sets:
         for name in samples:
-            encoder = StoredFirstEncoder(lambda texts: embed_texts(list(texts)))
+            encoder = StoredFirstEncoder(lambda texts: embed_texts(list(texts)), max_entries=VECTOR_CACHE_ARTICLES)
             if name == "stored":
                 encoder.keep(stored)
             started = time.process_time()

@@ -52,6 +52,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def measure_full_index(kb, articles) -> dict:
+    import articles.indexing as indexing
     import articles.services as services
 
     log(f"[index] importing {len(articles)} generated articles (no index yet) ...")
@@ -71,18 +72,18 @@ def measure_full_index(kb, articles) -> dict:
     # Every text the index embeds (chunks and the statements the claim detector reads, in the same batches)
     # is counted, and a sample of them is kept: the raw encoder is timed on those very texts.
     embedded: list[str] = []
-    original = services.embed_texts
+    original = indexing.embed_texts
 
     def recording(texts, *args, **kwargs):
         embedded.extend(texts)
         return original(texts, *args, **kwargs)
 
-    services.embed_texts = recording
+    indexing.embed_texts = recording
     try:
-        with common.timed_calls(services, "embed_texts", embed_times):
-            written = services.index_resync(knowledge_base=kb, on_progress=on_progress)
+        with common.timed_calls(indexing, "embed_texts", embed_times):
+            written = indexing.index_resync(knowledge_base=kb, on_progress=on_progress)
     finally:
-        services.embed_texts = original
+        indexing.embed_texts = original
     elapsed = watch()
     embed_s = sum(embed_times)
     texts = len(embedded)
@@ -135,7 +136,8 @@ def measure_encoders(texts: list[str]) -> dict:
 def measure_fixes(kb, articles, trials: int, rng: random.Random) -> dict:
     import articles.selectors as selectors
     from articles.models import Article, Chunk
-    from articles.services import article_edit, article_reindex
+    from articles.indexing import article_reindex
+    from articles.services import article_edit
 
     by_ref = {a.ref: a for a in articles}
     targets = rng.sample(sorted(by_ref), trials)

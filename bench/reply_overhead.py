@@ -18,7 +18,7 @@ change for a comparison) on the embedded default's filesystem broker;
 this process only writes the turn's DetectionRun and drops a message in the broker folder after commit.
 
 Arms, in many short blocks that alternate (so drift on a shared machine hits every arm alike):
-  offA, offB  no detection: `conflicts.jobs.detection_enqueue` is a no-op for the block, so the turn, its
+  offA, offB  no detection: the turn service's `enqueue` is a no-op for the block, so the turn, its
               usages and its queued DetectionRun are still written; only no message is sent. (The runs are
               marked skipped after the block.) offB against offA is the noise floor of the measurement.
   on          DETECTION_DETECTOR="auto" on the worker (claims, then the LLM for the pairs the claims did not
@@ -273,7 +273,7 @@ def main() -> None:
     from django.test import override_settings
 
     from articles.services import articles_import
-    from conflicts import jobs
+    from conflicts.services import turns as turn_service
     from conflicts.models import Conflict
 
     log(f"[setup] workers wait up to WORKER_YIELD_MAX_S={settings.WORKER_YIELD_MAX_S} s for a gap in the replies' "
@@ -289,7 +289,7 @@ def main() -> None:
                "json_mode": "json_schema"}
         worker_env = {"EMBEDDED_DATABASE_NAME": settings.DATABASES["default"]["NAME"], "OPENAI_BASE_URL": model.base_url,
                       "OPENAI_API_KEY": "bench", "LLM_MODEL": "scripted-model", "DETECTION_DETECTOR": "auto"}
-        no_detection = mock.patch.object(jobs, "detection_enqueue", lambda *, turn_id: None)
+        no_detection = mock.patch.object(turn_service, "enqueue", lambda row: row)
         blocks = [questions[i:i + block_size] for i in range(0, turns, block_size)]
         latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
         load_samples: list[float] = []

@@ -20,6 +20,7 @@ from django.db import models
 from agents.igd.arithmetic import Mode
 from agents.types import MAX_ARTICLES_CHECKED, MODEL_DISAGREES, RECORDED_TYPE_LABELS
 from articles.models import Article, ArticleVersion, KnowledgeBase, SyncStatus
+from kbreview.leases import Leased
 
 
 class AnswerMode(models.TextChoices):
@@ -118,8 +119,13 @@ FINISHED_OUTCOMES = (DetectionOutcome.OK, DetectionOutcome.SKIPPED, DetectionOut
                      DetectionOutcome.TIMEOUT, DetectionOutcome.ERROR)
 
 
-class DetectionRun(models.Model):
-    """How the check of one turn went. Timeouts and errors record "no conflicts" and why (fail open)."""
+class DetectionRun(Leased):
+    """How the check of one turn went. Timeouts and errors record "no conflicts" and why (fail open).
+
+    Its lease holds it without changing its outcome (queued until the verdict is written)."""
+
+    lease_state_field = "outcome"
+    lease_waiting = lease_held = "queued"
 
     turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="detection")
     outcome = models.CharField(max_length=10, choices=DetectionOutcome.choices, default=DetectionOutcome.QUEUED)
@@ -147,10 +153,6 @@ class DetectionRun(models.Model):
     # worker that takes another turn of the knowledge base meanwhile leaves that turn to it.
     gathering_until = models.DateTimeField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
-    # Set by the worker that took the check (a conditional update, so only one can); a claim older than
-    # CELERY_TASK_TIME_LIMIT belongs to a worker that died, and the sweeper hands the check out again.
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -159,6 +161,20 @@ class DetectionRun(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(outcome__in=DetectionOutcome.values), name="detection_outcome_valid"),
         ]
+
+    @classmethod
+    def lease_ttl_s(cls) -> float:
+        """A check is bounded by DETECTION_TIMEOUT_S after its batch gate, so its claim need not outlive that
+        by more than DETECTION_CLAIM_MARGIN_S: the sweeper re-sends an abandoned one (its worker or its
+        database died) within a sweep or two instead of after the task's hard time limit (300 s)."""
+        return (settings.DETECTION_TIMEOUT_S + settings.DETECTION_BATCH_WAIT_MS / 1000
+                + 4 * settings.WORKER_YIELD_MAX_S + settings.DETECTION_CLAIM_MARGIN_S)
+
+    def lease_give_up(self, reason: str) -> dict:
+        from django.utils import timezone
+
+        return {"outcome": DetectionOutcome.ERROR, "reason": f"{reason}; recorded as no conflicts",
+                "finished_at": timezone.now()}
 
 
 class ConflictStatus(models.TextChoices):
@@ -530,14 +546,18 @@ class ResolutionRule(models.Model):
 
 
 class InductionStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     SKIPPED = "skipped", "Skipped"
     FAILED = "failed", "Failed"
 
 
-class InductionRun(models.Model):
-    """One run of the Observer: rules validated on held-out staff decisions."""
+class InductionRun(Leased):
+    """One run of the Observer: rules validated on held-out staff decisions. Queued by the nightly schedule
+    or a person (started_at is then when it was queued), or written as it starts by a direct run."""
+
+    lease_waiting_since = "started_at"
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="induction_runs")
     status = models.CharField(max_length=10, choices=InductionStatus.choices, default=InductionStatus.RUNNING)
@@ -559,6 +579,11 @@ class InductionRun(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=InductionStatus.values), name="induction_status_valid"),
         ]
+
+    def lease_give_up(self, reason: str) -> dict:
+        from django.utils import timezone
+
+        return {"status": InductionStatus.FAILED, "reason": reason, "finished_at": timezone.now()}
 
 
 class SuggestionStatus(models.TextChoices):
@@ -661,18 +686,16 @@ class PolicyDecision(models.Model):
 JobStatus = SyncStatus
 
 
-class SuggestionJob(models.Model):
+class SuggestionJob(Leased):
     """A suggestion to compute for a conflict on given article versions: the work row a worker claims.
 
     At most one is pending per (conflict, versions), and one that finished is not computed again for the
-    same versions unless a reviewer asks (the partial unique constraint and conflicts.jobs)."""
+    same versions unless a reviewer asks (the partial unique constraint and suggestions_enqueue)."""
 
     conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="suggestion_jobs")
     version_low = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
     version_high = models.ForeignKey(ArticleVersion, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -687,6 +710,11 @@ class SuggestionJob(models.Model):
             models.CheckConstraint(condition=models.Q(status__in=JobStatus.values), name="suggestion_job_status_valid"),
         ]
         indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]
+
+    def lease_give_up(self, reason: str) -> dict:
+        from django.utils import timezone
+
+        return {"status": JobStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
 
 # --- notifications: webhooks and e-mail for new high-impact conflicts, regressions, assignments ---
@@ -804,10 +832,13 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class NotificationDelivery(models.Model):
+class NotificationDelivery(Leased):
     """One message to one webhook or address: the work row a worker claims (queued -> sending ->
     delivered | queued again with a later next_attempt_at | failed). Its body is fixed when it is made,
     so every attempt sends the same bytes (and the same signature)."""
+
+    lease_held = "sending"
+    lease_waiting_since = "next_attempt_at"
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="+")
     channel = models.CharField(max_length=10, choices=DeliveryChannel.choices)
@@ -818,9 +849,7 @@ class NotificationDelivery(models.Model):
     subject = models.CharField(max_length=300, blank=True)
     body = models.TextField()
     status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.QUEUED)
-    attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
-    claimed_at = models.DateTimeField(null=True, blank=True)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -845,6 +874,17 @@ class NotificationDelivery(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="delivery_sweep"),
             models.Index(fields=["knowledge_base", "-created_at"], name="delivery_log"),
         ]
+
+    @classmethod
+    def lease_max_attempts(cls) -> int:
+        return settings.NOTIFICATION_MAX_ATTEMPTS
+
+    @classmethod
+    def lease_due(cls, now):
+        return models.Q(next_attempt_at__lte=now)
+
+    def lease_give_up(self, reason: str) -> dict:
+        return {"status": DeliveryStatus.FAILED, "last_error": reason[:2000], "claimed_at": None}
 
     @property
     def sendable_again(self) -> bool:

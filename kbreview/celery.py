@@ -18,17 +18,6 @@ app.autodiscover_tasks()
 logger = logging.getLogger(__name__)
 
 
-def claim_expiry():
-    """Work claimed before this moment belongs to a dead worker: Celery kills any task that runs past
-    its hard time limit, so a claim (or a re-sync's last progress) older than that is abandoned."""
-    import datetime as dt
-
-    from django.conf import settings
-    from django.utils import timezone
-
-    return timezone.now() - dt.timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-
-
 def lower_priority() -> None:
     """Background work yields the cores to the web process (also in production: same settings), its
     queries on the embedded server too (lower_database_priority)."""

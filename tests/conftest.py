@@ -34,7 +34,7 @@ def claim_detector_without_judge(request, settings):
 def fresh_claim_checks():
     """Each test checks retrieval sets as a fresh worker would: the claim findings a process keeps per set
     must not carry one test's texts, clock or stand-in detector into another."""
-    from conflicts.services.detection import _claim_checks_over
+    from conflicts.services.detection.detector import _claim_checks_over
 
     _claim_checks_over.cache_clear()
     yield

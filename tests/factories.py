@@ -4,8 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from articles.ingest import ParsedArticle
+from articles.indexing import article_reindex
 from articles.models import AuditEvent
-from articles.services import article_upsert, article_reindex
+from articles.services import article_upsert
 
 
 def parsed(ref: str, body: str, *, title: str | None = None, source: str = "faq", updated_at: dt.date | None = None):

@@ -8,7 +8,7 @@ from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
 from articles.models import Chunk, SyncStatus
-from articles import jobs as articles_jobs
+from articles.indexing import index_sync_start
 from tests.factories import make_article
 from tests.support import processes
 from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_name, slow, verdict, verdicts
@@ -73,7 +73,7 @@ def test_a_resync_runs_on_a_worker_of_the_embedded_default(kb, filesystem_broker
     log = tmp_path / "worker.log"
     worker = processes.start_worker("fs", processes.base_env(FILESYSTEM_BROKER_DIR=filesystem_broker), log=log)
     try:
-        job = articles_jobs.index_sync_start(knowledge_base=kb, full=True)
+        job = index_sync_start(knowledge_base=kb, full=True)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:
@@ -117,7 +117,7 @@ def test_a_resync_runs_on_a_worker_on_redis(kb, redis_broker, tmp_path):
     log = tmp_path / "worker.log"
     worker = processes.start_worker("redis", processes.base_env(REDIS_URL=REDIS_URL), log=log)
     try:
-        job = articles_jobs.index_sync_start(knowledge_base=kb)
+        job = index_sync_start(knowledge_base=kb)
         processes.wait_for(lambda: job.__class__.objects.get(pk=job.pk).status == SyncStatus.DONE, 120,
                            "the re-sync to finish on the worker", logs=[log])
     finally:

@@ -21,13 +21,12 @@ import time
 import urllib3
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db.models import F, Q
 from django.utils import timezone
 
 from articles.sources_fetch import FetchError, Target, checked_address, pinned_pool, request_failure
-from kbreview.celery import claim_expiry
 from conflicts.models import DeliveryChannel, DeliveryStatus, NotificationDelivery
 from conflicts.services.notifications import InvalidSecret, SIGNATURE_HEADER, webhook_secret_reveal, webhook_signature
+from kbreview.leases import lease_claim, lease_finish
 
 logger = logging.getLogger(__name__)
 
@@ -117,18 +116,10 @@ def _send_email(delivery: NotificationDelivery) -> None:
         raise DeliveryFailure(f"could not send the e-mail: {type(exc).__name__}: {exc}") from None
 
 
-def _claim(delivery_id: int):
-    now = timezone.now()
-    taken = NotificationDelivery.objects.filter(pk=delivery_id).filter(
-        Q(status=DeliveryStatus.QUEUED, next_attempt_at__lte=now) | Q(status=DeliveryStatus.SENDING, claimed_at__lt=claim_expiry())
-    ).update(status=DeliveryStatus.SENDING, claimed_at=now, attempts=F("attempts") + 1)
-    return now if taken else None
-
-
 def notification_delivery_attempt(*, delivery_id: int) -> tuple[NotificationDelivery | None, float | None]:
     """Make the delivery's next attempt if it is due and nobody else holds it. Returns the row as it
     now stands and, when another attempt is scheduled, the seconds until it is due."""
-    claim = _claim(delivery_id)
+    claim = lease_claim(NotificationDelivery, pk=delivery_id)
     delivery = (NotificationDelivery.objects.select_related("webhook", "event", "knowledge_base")
                 .filter(pk=delivery_id).first())
     if delivery is None or claim is None:
@@ -155,7 +146,6 @@ def notification_delivery_attempt(*, delivery_id: int) -> tuple[NotificationDeli
             fields.update(status=DeliveryStatus.QUEUED, next_attempt_at=timezone.now() + dt.timedelta(seconds=retry_in))
     else:
         fields.update(status=DeliveryStatus.DELIVERED, delivered_at=timezone.now(), last_error="")
-    # Only while our claim stands (a worker that outlived it leaves the row to whoever took it over).
-    NotificationDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.SENDING, claimed_at=claim).update(**fields)
+    lease_finish(delivery, **fields)  # only while our claim stands (one that outlived it leaves the row to whoever took it over)
     delivery.refresh_from_db()
     return delivery, retry_in

@@ -27,7 +27,6 @@ from django.utils import timezone
 from articles.audit import audit_event_record
 from articles.models import Article, AuditAction, KnowledgeBase
 from articles.sources_fetch import FetchError, Target, checked_address
-from conflicts import jobs
 from conflicts.models import (
     Conflict,
     ConflictStatus,
@@ -42,6 +41,7 @@ from conflicts.models import (
     NotificationSettings,
     Webhook,
 )
+from kbreview.jobs import enqueue
 
 SECRET_PREFIX = "whsec_"
 SIGNATURE_HEADER = "X-Kbreview-Signature"
@@ -238,7 +238,7 @@ def notification_delivery_retry(*, delivery: NotificationDelivery, actor=None) -
         locked.save(update_fields=["status", "attempts", "next_attempt_at"])
         audit_event_record(action=AuditAction.NOTIFICATION_RETRIED, target=locked, knowledge_base=locked.knowledge_base,
                            actor=actor, target_address=locked.target, last_error=locked.last_error)
-        jobs.notification_deliver(delivery_id=locked.pk)
+        enqueue(locked)
     return locked
 
 
@@ -346,7 +346,7 @@ def _event_record(*, conflict: Conflict, kind: str, key: str = "", assignee=None
             rows += [NotificationDelivery(knowledge_base=kb, channel=DeliveryChannel.EMAIL, event=event, target=address,
                                           subject=subject, body=text, next_attempt_at=now) for address in addresses]
         for delivery in NotificationDelivery.objects.bulk_create(rows):
-            jobs.notification_deliver(delivery_id=delivery.pk)
+            enqueue(delivery)
     return event
 
 
@@ -449,7 +449,7 @@ def digest_send(*, day: dt.date, knowledge_base: KnowledgeBase | None = None) ->
                         )
                 except IntegrityError:
                     continue  # this address already has its digest for the day
-                jobs.notification_deliver(delivery_id=delivery.pk)
+                enqueue(delivery)
             queued += 1
     return queued
 

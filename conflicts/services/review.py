@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from articles.models import Article, ArticleStatus, ArticleVersion, VersionReason
-from articles.services import StaleVersionError, article_delete, article_edit, article_reindex
-from conflicts import jobs
+from articles.indexing import article_reindex
+from articles.services import StaleVersionError, article_delete, article_edit
 from conflicts.models import (
     ActivityKind,
     Conflict,
@@ -23,7 +23,7 @@ from conflicts.models import (
     ReviewWinner,
 )
 from conflicts.services.notifications import notify_assignment, notify_conflict_sighting, notify_regression
-from conflicts.services.suggestions import suggestion_record_use
+from conflicts.services.suggestions import suggestion_enqueue, suggestion_record_use
 
 _KIND_FOR_STATUS = {
     ConflictStatus.PROCESSED: ActivityKind.RESOLVED,
@@ -223,7 +223,7 @@ def conflict_reopen(*, conflict: Conflict, actor=None, note: str = "") -> Confli
         note=note,
         **_REVIEW_RESETS,
     ).conflict
-    jobs.suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
+    suggestion_enqueue(conflict_id=reopened.pk)  # the articles may have changed since the last suggestion
     return reopened
 
 

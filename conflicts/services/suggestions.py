@@ -9,30 +9,23 @@ import dataclasses
 import logging
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Max, Q
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agents.llm import LLMError
 from agents.configuration import llm_config_for
 from agents.macr.calibration import default_threshold
-from agents.macr.induction import induce_with_llm
-from agents.macr.observer import OUTCOME_BOTH, OUTCOME_NEITHER, Decision, induce_rules
 from agents.macr.pipeline import suggest_for_conflict
 from agents.macr.reasoner import suggest
-from agents.macr.reasoning import FeedbackCase
-from agents.macr.rules import ConflictPair, Rule, executable_rules
+from agents.macr.rules import Rule, executable_rules
 from agents.types import ArticleText, Suggestion
 from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
-from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase, VersionReason
+from articles.models import Article, ArticleVersion, AuditAction, KnowledgeBase
 from articles.selectors import search
-from conflicts import jobs
 from conflicts.models import (
     Conflict,
-    ConflictStatus,
-    InductionRun,
-    InductionStatus,
     JobStatus,
     ResolutionRule,
     ResolutionSuggestion,
@@ -43,12 +36,10 @@ from conflicts.models import (
     SuggestionJob,
     SuggestionStatus,
 )
+from kbreview.jobs import enqueue
+from kbreview.leases import lease_claim, lease_fail, lease_finish, lease_release
 
 logger = logging.getLogger(__name__)
-
-# Below this many reviewed conflicts a validation split says nothing; the templates stay as they are.
-MIN_DECISIONS_FOR_INDUCTION = 10
-
 
 def _article_text(article: Article, version: ArticleVersion) -> ArticleText:
     return ArticleText(
@@ -171,34 +162,65 @@ class SuggestionClaimLost(Exception):
     """The job was finished or taken over by another worker while this one computed: write nothing."""
 
 
-def suggestion_job_run(*, job_id: int) -> SuggestionJob:
-    """Claim a queued suggestion job (one conditional update) and compute it; a job that is finished,
-    or held by another worker, is returned unchanged."""
-    claim = timezone.now()
-    taken = (
-        SuggestionJob.objects.filter(pk=job_id)
-        .filter(Q(status=JobStatus.QUEUED) | Q(status=JobStatus.RUNNING, claimed_at__lt=jobs.claim_expiry()))
-        .update(status=JobStatus.RUNNING, claimed_at=claim, attempts=F("attempts") + 1)
-    )
+def suggestion_enqueue(*, conflict_id: int, force: bool = False) -> SuggestionJob | None:
+    """Queue a suggestion computation for the conflict's current article versions, once per versions, sent
+    to a worker after commit.
+
+    Nothing is queued when one is pending for these versions, nor (unless `force`: a reviewer asked) when one
+    already finished for them, nor ever for a one-article finding. Returns the new SuggestionJob or None."""
+    conflict = Conflict.objects.only("article_low_id", "article_high_id").get(pk=conflict_id)
+    if not conflict.is_pair:
+        return None  # a one-article finding has no "which side is right" to suggest
+    versions = dict(Article.objects.filter(pk__in=(conflict.article_low_id, conflict.article_high_id))
+                    .values_list("pk", "current_version_id"))
+    created = suggestions_enqueue(
+        keys=[(conflict_id, versions[conflict.article_low_id], versions[conflict.article_high_id])], force=force)
+    return created[0] if created else None
+
+
+def suggestions_enqueue(*, keys: list[tuple[int, int, int]], force: bool = False) -> list[SuggestionJob]:
+    """suggestion_enqueue for several (conflict id, version_low id, version_high id) at once: one look-up of
+    the jobs pending (or, unless `force`, finished) for those versions and one insert of the missing ones."""
+    if not keys:
+        return []
+    settled = (JobStatus.QUEUED, JobStatus.RUNNING) if force else (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE)
+    taken = set(SuggestionJob.objects.filter(conflict_id__in={key[0] for key in keys}, status__in=settled)
+                .values_list("conflict_id", "version_low_id", "version_high_id"))
+    missing = sorted(set(keys) - taken)
+    if not missing:
+        return []
+    try:
+        with transaction.atomic():
+            created = SuggestionJob.objects.bulk_create(
+                SuggestionJob(conflict_id=c, version_low_id=low, version_high_id=high) for c, low, high in missing)
+    except IntegrityError:  # a concurrent request queued some of the same versions first: one by one
+        if len(missing) == 1:
+            return []
+        return [job for key in missing for job in suggestions_enqueue(keys=[key], force=force)]
+    return [enqueue(job) for job in created]
+
+
+def suggestion_job_run(*, job_id: int, final: bool = True) -> SuggestionJob:
+    """Claim a queued suggestion job (kbreview.leases) and compute it; a job that is finished, or held by
+    another worker, is returned unchanged. When the computation raises, the job is queued again for a retry,
+    or (`final`: no retry is left) failed with the error, and the error propagates."""
+    claim = lease_claim(SuggestionJob, pk=job_id)
     job = SuggestionJob.objects.get(pk=job_id)
-    if not taken:
+    if claim is None:
         return job
     try:
         suggestion_compute(conflict_id=job.conflict_id, job=job)
     except SuggestionClaimLost:
         logger.warning("suggestion job %s outlived its claim; the other worker's result stands", job_id)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        if final:
+            lease_fail(job, error)
+        else:
+            lease_release(job, error=error)
+        raise
     job.refresh_from_db()
     return job
-
-
-def suggestion_job_release(*, job: SuggestionJob, error: str, final: bool) -> None:
-    """A computation raised: queue the job again for a retry, or record why it failed for good."""
-    SuggestionJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, claimed_at=job.claimed_at).update(
-        status=JobStatus.FAILED if final else JobStatus.QUEUED,
-        claimed_at=None,
-        error=error[:2000],
-        finished_at=timezone.now() if final else None,
-    )
 
 
 def suggestion_compute(*, conflict_id: int, job: SuggestionJob | None = None) -> ResolutionSuggestion:
@@ -284,12 +306,8 @@ def _suggestion_store(
     else:
         status = SuggestionStatus.SUGGESTED if winner else SuggestionStatus.ABSTAINED
     with transaction.atomic():
-        if job is not None:
-            held = SuggestionJob.objects.select_for_update().filter(
-                pk=job.pk, status=JobStatus.RUNNING, claimed_at=job.claimed_at
-            )
-            if not held.update(status=JobStatus.DONE, finished_at=timezone.now(), error=""):
-                raise SuggestionClaimLost(f"job {job.pk}")
+        if job is not None and not lease_finish(job, status=JobStatus.DONE, finished_at=timezone.now(), error=""):
+            raise SuggestionClaimLost(f"job {job.pk}")
         suggestion, _ = ResolutionSuggestion.objects.update_or_create(
             conflict=conflict,
             defaults={
@@ -328,170 +346,6 @@ def suggestion_record_use(*, conflict: Conflict) -> int:
     ).update(times_applied=F("times_applied") + 1)
 
 
-def suggestion_request(*, conflict_id: int, force: bool = False) -> None:
-    """Compute the suggestion on a worker once the current transaction commits (once per article versions;
-    `force`: a reviewer asked for it again)."""
-    jobs.suggestion_enqueue(conflict_id=conflict_id, force=force)
-
-
-def _outcome(conflict: Conflict) -> str:
-    if conflict.status == ConflictStatus.DISMISSED or conflict.winner == ReviewWinner.BOTH:
-        return OUTCOME_BOTH
-    if conflict.winner == ReviewWinner.LOW:
-        return conflict.article_low.external_ref
-    if conflict.winner == ReviewWinner.HIGH:
-        return conflict.article_high.external_ref
-    return OUTCOME_NEITHER
-
-
-def staff_decisions(*, knowledge_base: KnowledgeBase) -> list[Decision]:
-    """Reviewed conflicts as demonstrations, judged on the versions the reviewer saw."""
-    reviewed = (
-        Conflict.objects.filter(
-            knowledge_base=knowledge_base,
-            status__in=[ConflictStatus.PROCESSED, ConflictStatus.DISMISSED],
-            reviewed_version_low__isnull=False,
-            reviewed_version_high__isnull=False,
-            article_high__isnull=False,  # one-article findings have no side a rule could pick
-        )
-        .exclude(winner="")
-        .select_related("article_low", "article_high")
-        .order_by("pk")
-    )
-    version_ids = [v for c in reviewed for v in (c.reviewed_version_low_id, c.reviewed_version_high_id)]
-    versions = ArticleVersion.objects.in_bulk(version_ids)
-    decisions = []
-    for conflict in reviewed:
-        # The reviewer judged the texts before their fix: the version that existed when the conflict was seen.
-        low_version = _version_before_review(conflict.article_low, versions[conflict.reviewed_version_low_id], conflict)
-        high_version = _version_before_review(conflict.article_high, versions[conflict.reviewed_version_high_id], conflict)
-        decisions.append(
-            Decision(
-                a=_article_text(conflict.article_low, low_version),
-                b=_article_text(conflict.article_high, high_version),
-                type=conflict.type,
-                outcome=_outcome(conflict),
-                decided_on=timezone.localdate(conflict.reviewed_at) if conflict.reviewed_at else timezone.localdate(),
-                key=str(conflict.pk),
-                snippets={
-                    conflict.article_low.external_ref: conflict.snippet_low,
-                    conflict.article_high.external_ref: conflict.snippet_high,
-                },
-            )
-        )
-    return decisions
-
-
-def _version_before_review(article: Article, reviewed: ArticleVersion, conflict: Conflict) -> ArticleVersion:
-    """A fix written while resolving is the reviewer's answer, not the case they judged: use the one before."""
-    if reviewed.reason == VersionReason.RESOLVE and reviewed.number > 1:
-        return article.versions.filter(number__lt=reviewed.number).order_by("-number").first() or reviewed
-    return reviewed
-
-
-def feedback_cases(*, knowledge_base: KnowledgeBase) -> list[FeedbackCase]:
-    """Conflicts the rules did not cover, with the LLM's provisional judgment: folded into the next induction."""
-    cases = []
-    for suggestion in ResolutionSuggestion.objects.filter(
-        conflict__knowledge_base=knowledge_base, provisional=True, version_low__isnull=False, version_high__isnull=False
-    ).select_related("conflict__article_low", "conflict__article_high", "version_low", "version_high"):
-        conflict, fb = suggestion.conflict, suggestion.feedback
-        cases.append(
-            FeedbackCase(
-                pair=ConflictPair(
-                    a=_article_text(conflict.article_low, suggestion.version_low),
-                    b=_article_text(conflict.article_high, suggestion.version_high),
-                    type=conflict.type,
-                ),
-                now=timezone.localdate(suggestion.computed_at),
-                question=fb.get("question", ""),
-                provisional_winner=fb.get("provisional_winner"),
-                reasoning=fb.get("reasoning", ""),
-                principle_condition=fb.get("principle_condition", ""),
-                principle_resolution=fb.get("principle_resolution", ""),
-            )
-        )
-    return cases
-
-
-def rule_induction_run(*, knowledge_base: KnowledgeBase, actor=None) -> InductionRun:
-    """The Observer: validate candidate rules on held-out staff decisions and keep those that pass.
-
-    Candidates are the executable templates and the knowledge base's textual rules, plus, when an LLM
-    is configured, rules it proposes from the training decisions and the feedback cases.
-    """
-    rule_base_ensure(knowledge_base=knowledge_base)
-    run = InductionRun.objects.create(knowledge_base=knowledge_base, requested_by=actor)
-    decisions = staff_decisions(knowledge_base=knowledge_base)
-    run.decisions = len(decisions)
-    if len(decisions) < MIN_DECISIONS_FOR_INDUCTION:
-        return _induction_finish(run, status=InductionStatus.SKIPPED, reason=(
-            f"{len(decisions)} reviewed conflicts; at least {MIN_DECISIONS_FOR_INDUCTION} are needed "
-            "before rules are validated (the rule base stays as it is)"
-        ))
-    config = llm_config_for("suggestions")
-    textual_rows = ResolutionRule.objects.filter(knowledge_base=knowledge_base, kind=RuleKind.TEXTUAL)
-    candidates = executable_rules() + ([_textual_rule(row) for row in textual_rows] if config else [])
-    thresholds = {"min_coverage": settings.MACR_MIN_COVERAGE, "min_support": settings.MACR_MIN_SUPPORT}
-    try:
-        if config is not None:
-            from agents.macr.calls import CallMeter
-
-            meter = CallMeter()
-            result = induce_with_llm(decisions=decisions, candidates=candidates, config=config,
-                                     feedback=feedback_cases(knowledge_base=knowledge_base), meter=meter, **thresholds)
-            run.llm_calls = meter.calls
-        else:
-            result = induce_rules(decisions=decisions, candidates=candidates, **thresholds)
-    except LLMError as exc:
-        return _induction_finish(run, status=InductionStatus.FAILED, reason=f"LLM {exc}; the rule base is unchanged")
-    with transaction.atomic():
-        version = (
-            ResolutionRule.objects.filter(knowledge_base=knowledge_base).aggregate(v=Max("rule_base_version"))["v"] or 0
-        ) + 1
-        for rule, validation in zip(result.candidates, result.validations):
-            validated_on = [{"conflict": int(key), "agreed": True} for key in validation.agreed_keys if key] + [
-                {"conflict": int(key), "agreed": False} for key in validation.disagreed_keys if key
-            ]
-            counts = {
-                "validated_cases": validation.covered, "validated_agreed": validation.supported,
-                "validated_by_standing": validation.by_standing, "validated_on": validated_on,
-            }
-            updated = ResolutionRule.objects.filter(knowledge_base=knowledge_base, rule_id=validation.rule_id).update(
-                **counts,
-                coverage=validation.coverage,
-                support=validation.support,
-                status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.RETIRED,
-                rule_base_version=version,
-            )
-            if not updated:
-                # A rule the LLM proposed in this run: kept as active or as a rejected candidate, with figures.
-                ResolutionRule.objects.create(
-                    knowledge_base=knowledge_base, rule_id=rule.id, type=rule.type, condition=rule.condition,
-                    resolution=rule.resolution, origin=RuleOrigin.INDUCED, kind=RuleKind.TEXTUAL,
-                    status=RuleStatus.ACTIVE if validation.accepted else RuleStatus.CANDIDATE,
-                    priority=rule.priority, coverage=validation.coverage, support=validation.support,
-                    rule_base_version=version, **counts,
-                )
-        run.training, run.validation = len(result.training), len(result.validation)
-        run.candidates = len(result.validations)
-        run.accepted = len(result.active_rules)
-        run.rule_base_version = version
-        run.figures = [
-            {"id": v.rule_id, "coverage": v.coverage, "support": v.support, "covered": v.covered,
-             "agreed": v.supported, "held_out_only": v.held_out_only,
-             "cases": v.cases, "accepted": v.accepted, "skipped": v.skipped_reason}
-            for v in result.validations
-        ]
-        return _induction_finish(run, status=InductionStatus.DONE)
-
-
-def _induction_finish(run: InductionRun, *, status: str, reason: str = "") -> InductionRun:
-    run.status, run.reason, run.finished_at = status, reason, timezone.now()
-    run.save()
-    return run
-
-
 def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> ResolutionRule:
     with transaction.atomic():
         if rule.enabled != enabled:
@@ -502,8 +356,3 @@ def rule_set_enabled(*, rule: ResolutionRule, enabled: bool, actor=None) -> Reso
                 target=rule, knowledge_base=rule.knowledge_base, actor=actor, rule_id=rule.rule_id,
             )
     return rule
-
-
-def rule_induction_request(*, knowledge_base: KnowledgeBase, actor=None) -> None:
-    """Run the Observer now (ops asked for it), after the request's transaction commits."""
-    jobs.rule_induction_enqueue(knowledge_base_id=knowledge_base.pk, actor_id=actor.pk if actor else None)

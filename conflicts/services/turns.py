@@ -13,7 +13,6 @@ from django.utils import timezone
 from agents.citations import cited_refs
 from articles.audit import audit_event_record
 from articles.models import Article, ArticleStatus, AuditAction, KnowledgeBase
-from conflicts import jobs
 from conflicts.models import (
     ArticleUsage,
     Citation,
@@ -24,6 +23,7 @@ from conflicts.models import (
     Turn,
     TurnSource,
 )
+from kbreview.jobs import enqueue
 
 
 class UnknownArticleRefs(ValueError):
@@ -144,7 +144,7 @@ def turn_report(
         with transaction.atomic() if in_transaction else contextlib.nullcontext():
             _turn_insert(turn=turn, usages=usages, run=run)
             if not skip_reason:
-                jobs.detection_enqueue(turn_id=turn.pk)
+                enqueue(run)
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
     except IntegrityError:

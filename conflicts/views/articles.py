@@ -11,11 +11,11 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from articles import selectors as article_selectors
 from articles.models import Article, ArticleStatus, ArticleVersion, Role
+from articles.indexing import article_reindex
 from articles.services import (
     ArticleInputError,
     StaleVersionError,
     article_edit,
-    article_reindex,
     article_restore,
     article_version_restore,
 )

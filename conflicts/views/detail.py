@@ -26,7 +26,7 @@ from conflicts.services import (
     conflict_snooze,
     conflict_unsnooze,
 )
-from conflicts.services.suggestions import suggestion_request
+from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.views.common import query_string, queue_filters_remembered, render_page, wants_partial
 from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
 
@@ -237,7 +237,7 @@ def conflict_suggestion_recompute(request, pk: int):
     conflict = _conflict_or_404(request, pk)
     if not conflict.is_pair:
         raise Http404("A finding about one article has no suggestion.")
-    suggestion_request(conflict_id=conflict.pk, force=True)
+    suggestion_enqueue(conflict_id=conflict.pk, force=True)
     return _done(request, conflict, "The suggestion is being recomputed.")
 
 

@@ -7,7 +7,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from articles.jobs import index_sync_start
+from articles.indexing import index_sync_start
 from articles.models import IndexSyncJob, Role, SyncStatus
 from articles.selectors import latest_index_sync_job, stale_articles
 from conflicts import selectors

@@ -10,7 +10,8 @@ from articles.models import Role
 from conflicts import selectors
 from conflicts.models import ResolutionRule
 from conflicts.permissions import allows, kb_view
-from conflicts.services.suggestions import rule_induction_request, rule_set_enabled, suggestion_threshold
+from conflicts.services.induction import rule_induction_enqueue
+from conflicts.services.suggestions import rule_set_enabled, suggestion_threshold
 from conflicts.views.common import get_in_kb_or_404, render_page
 
 
@@ -48,6 +49,6 @@ def rule_toggle(request, pk: int):
 @kb_view(write=Role.OPS)
 @require_POST
 def rule_induction_start(request):
-    rule_induction_request(knowledge_base=request.kb, actor=request.user)
+    rule_induction_enqueue(knowledge_base=request.kb, actor=request.user)
     messages.success(request, "Rule induction started; its run appears below when it finishes.")
     return redirect("rule_list")

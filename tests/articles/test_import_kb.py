@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from articles import jobs
+from kbreview.jobs import jobs_sweep
 from articles.models import Article, Chunk, IndexSyncJob, SyncStatus
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,20 @@ def test_no_wait_leaves_the_job_to_the_workers_and_the_sweeper(faq_file):
     assert f"job {job.pk} queued for the workers" in out.getvalue()
     assert Article.objects.filter(knowledge_base__slug="brand-new").count() == 2  # the import itself is done
 
-    assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 1  # tasks run here (eager), as a worker would
+    assert jobs_sweep(older_than_s=0)["index_sync"] == 1  # tasks run here (eager), as a worker would
     job.refresh_from_db()
     assert job.status == SyncStatus.DONE and Chunk.objects.exists()
+
+
+def test_resync_index_enqueues_a_job_and_follows_it_running_it_here_when_no_worker_takes_it(faq_file):
+    """resync_index used to embed in its own process with no job row: now a job the ops page shows, run
+    through the same lease as a worker's."""
+    call_command("import_kb", "--kb", "brand-new", "--no-index", str(faq_file), stdout=io.StringIO())
+    assert not IndexSyncJob.objects.exists()
+    out = io.StringIO()
+    call_command("resync_index", "--kb", "brand-new", "--full", "--worker-grace", "0", stdout=out)
+    job = IndexSyncJob.objects.get(knowledge_base__slug="brand-new")
+    assert (job.status, job.full, job.done, job.attempts) == (SyncStatus.DONE, True, 2, 1)
+    assert Chunk.objects.filter(article__knowledge_base__slug="brand-new").count() >= 2
+    assert f"no worker took job {job.pk} within 0 s; embedding here" in out.getvalue()
+    assert f"brand-new: 2 articles embedded (job {job.pk})" in out.getvalue()

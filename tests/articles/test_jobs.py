@@ -6,10 +6,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from articles import jobs
 from articles.models import Article, Chunk, IndexSyncJob, SourceSync, SyncStatus
 from articles.sources import source_create, source_files_upload
-from kbreview.celery import app
+from kbreview.jobs import jobs_sweep
 from tests.conflicts.console_support import make_user
 from tests.factories import make_article
 
@@ -35,17 +34,18 @@ def test_a_source_sync_requested_while_the_broker_is_down_succeeds_and_the_sweep
     sync = SourceSync.objects.get(source=source)
     assert sync.status == SyncStatus.QUEUED
 
-    assert jobs.articles_jobs_sweep()["source_sync"] == 0  # too fresh to be re-sent
-    assert jobs.articles_jobs_sweep(older_than_s=0)["source_sync"] == 0  # broker still down: kept, not lost
+    assert jobs_sweep()["source_sync"] == 0  # too fresh to be re-sent
+    assert jobs_sweep(older_than_s=0)["source_sync"] == 0  # broker still down: kept, not lost
     sync.refresh_from_db()
     assert sync.status == SyncStatus.QUEUED
 
     unreachable_broker.end()  # the broker is back (tasks run here, as a worker would)
-    assert jobs.articles_jobs_sweep(older_than_s=0)["source_sync"] == 1
+    assert jobs_sweep(older_than_s=0)["source_sync"] == 1
     sync.refresh_from_db()
     assert sync.status == SyncStatus.DONE and sync.counts["created"] == 1
     assert Article.objects.filter(knowledge_base=kb, external_ref="hours").exists()
-    assert jobs.articles_jobs_sweep(older_than_s=0) == {"index_sync": 0, "source_sync": 0}  # nothing left
+    left = jobs_sweep(older_than_s=0)
+    assert (left["index_sync"], left["source_sync"]) == (0, 0)  # nothing left
 
 
 def test_a_resync_requested_while_the_broker_is_down_succeeds_and_the_sweeper_runs_it_later(
@@ -58,10 +58,10 @@ def test_a_resync_requested_while_the_broker_is_down_succeeds_and_the_sweeper_ru
     assert response.status_code == 200
     job = IndexSyncJob.objects.get(knowledge_base=kb)
     assert job.status == SyncStatus.QUEUED
-    assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 0
+    assert jobs_sweep(older_than_s=0)["index_sync"] == 0
 
     unreachable_broker.end()
-    assert jobs.articles_jobs_sweep(older_than_s=0)["index_sync"] == 1
+    assert jobs_sweep(older_than_s=0)["index_sync"] == 1
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == (SyncStatus.DONE, 1, 1)
     assert Chunk.objects.filter(article=article).exists()
@@ -73,19 +73,17 @@ def test_a_source_sync_left_running_by_a_dead_worker_is_sent_again_and_a_live_on
     from articles.sources import source_sync_request
 
     sync = source_sync_request(source=source)  # no commit in this test: nothing was sent
-    SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=timezone.now())
+    held_since = timezone.now()  # claimed by a worker (its lease) that is still within the time limit
+    SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=held_since,
+                                                 claimed_at=held_since, heartbeat_at=held_since, attempts=1)
     unreachable_broker.end()
-    assert jobs.articles_jobs_sweep(older_than_s=0)["source_sync"] == 0  # its worker is still within the limit
+    assert jobs_sweep(older_than_s=0)["source_sync"] == 0  # its worker is still within the limit
 
     from django.conf import settings
 
     SourceSync.objects.filter(pk=sync.pk).update(
-        started_at=timezone.now() - dt.timedelta(seconds=settings.SOURCE_SYNC_TIME_LIMIT_S + 1)
+        heartbeat_at=timezone.now() - dt.timedelta(seconds=settings.SOURCE_SYNC_TIME_LIMIT_S + 1)
     )
-    assert jobs.articles_jobs_sweep(older_than_s=3600)["source_sync"] == 1
+    assert jobs_sweep(older_than_s=3600)["source_sync"] == 1
     sync.refresh_from_db()
     assert sync.status == SyncStatus.DONE
-
-
-def test_every_task_articles_jobs_sends_is_registered():
-    assert set(jobs.TASK_NAMES) <= set(app.tasks)

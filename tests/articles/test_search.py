@@ -1,7 +1,8 @@
 import pytest
 
 from articles.selectors import search
-from articles.services import article_edit, article_reindex
+from articles.indexing import article_reindex
+from articles.services import article_edit
 from tests.factories import make_article
 
 
@@ -62,3 +63,23 @@ def test_deleted_articles_are_not_returned(ferry_kb):
     article_delete(article=Article.objects.get(knowledge_base=ferry_kb, external_ref="faq-pets"))
     refs = {h.external_ref for h in search(knowledge_base=ferry_kb, question="Can I take my puppy on the boat?", limit=10)}
     assert "faq-pets" not in refs
+
+
+@pytest.mark.django_db
+def test_an_edit_reaches_retrieval_through_a_re_index_job_the_request_runs_itself(kb, django_capture_on_commit_callbacks):
+    """An article's re-index after an edit is a job row (so the worker its message reaches finds it done), run
+    at once in the editing request; the ops page's latest re-sync is never such a one-article job."""
+    from articles.models import IndexSyncJob, SyncStatus
+    from articles.selectors import latest_index_sync_job
+
+    article = make_article(kb, "faq-hours", "The office opens at nine.")
+    article_edit(article=article, expected_version_id=article.current_version_id, body="The office opens at ten.")
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        assert article_reindex(article_id=article.pk) > 0
+    job = IndexSyncJob.objects.filter(article=article).latest("created_at")
+    assert (job.status, job.done, job.total, job.attempts) == (SyncStatus.DONE, 1, 1, 1)
+    assert len(sent) == 1  # its task went to the broker; run there (eagerly here) it finds the job done
+    job.refresh_from_db()
+    assert job.attempts == 1
+    assert "ten" in search(knowledge_base=kb, question="When does the office open?")[0].chunk_text
+    assert latest_index_sync_job(knowledge_base=kb) is None

@@ -5,6 +5,7 @@ import pytest
 from articles.ingest import IngestError
 from articles.models import Article, ArticleStatus, ArticleVersion, AuditAction, Chunk
 from articles.selectors import stale_articles
+from articles.indexing import index_resync
 from articles.services import (
     StaleVersionError,
     article_delete,
@@ -12,7 +13,6 @@ from articles.services import (
     article_restore,
     article_version_restore,
     articles_import_paths,
-    index_resync,
 )
 from tests.factories import article_audit, make_article
 
@@ -150,11 +150,12 @@ def test_a_sync_job_is_claimed_once_and_reports_progress(kb):
     from django.utils import timezone
 
     from articles.models import IndexSyncJob, SyncStatus
-    from articles.services import index_sync_job_run
+    from articles.indexing import index_sync_job_run
     from tests.factories import make_article
 
     make_article(kb, "faq-a", "Alpha text.", index=False)
-    held = IndexSyncJob.objects.create(knowledge_base=kb, status=SyncStatus.RUNNING, heartbeat_at=timezone.now())
+    now = timezone.now()  # held under a live worker's lease
+    held = IndexSyncJob.objects.create(knowledge_base=kb, status=SyncStatus.RUNNING, claimed_at=now, heartbeat_at=now)
     assert index_sync_job_run(job_id=held.pk).status == SyncStatus.RUNNING  # a live worker has it
     IndexSyncJob.objects.filter(pk=held.pk).update(
         heartbeat_at=timezone.now() - dt.timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 1)
@@ -171,7 +172,7 @@ def test_a_sync_job_yields_to_the_foreground_between_batches(kb, monkeypatch):
     import functools
     import threading
 
-    from articles import services
+    from articles import indexing as services
     from articles.models import IndexSyncJob
     from tests.factories import make_article
 
@@ -197,7 +198,7 @@ def test_a_sync_job_yields_to_the_foreground_between_batches(kb, monkeypatch):
 
 @pytest.mark.django_db
 def test_a_failed_sync_job_records_why(kb, monkeypatch):
-    from articles import services
+    from articles import indexing as services
     from articles.models import IndexSyncJob, SyncStatus
     from tests.factories import make_article
 
@@ -220,7 +221,7 @@ def test_the_index_sync_stores_each_versions_claim_vectors_once(kb, monkeypatch)
     """The texts come from the function the conflict checker registers (conflicts.apps); a batch sync embeds
     them in the chunks' encoder call and stores them per version, and a re-sync of an unchanged version
     embeds none. A single article's re-index (a reviewer's fix, which must be quick) stores chunks only."""
-    from articles import services
+    from articles import indexing as services
     from articles.claim_texts import claim_texts, texts_key
     from articles.embeddings import embed_texts
     from articles.models import VersionClaimVectors
@@ -258,7 +259,7 @@ def test_a_sync_jobs_progress_is_committed_batch_by_batch(kb, monkeypatch):
 
     from django.db import connection
 
-    from articles import services
+    from articles import indexing as services
     from articles.models import IndexSyncJob, SyncStatus
 
     for n in range(73):

@@ -321,10 +321,12 @@ def test_a_redelivered_sync_leaves_a_running_one_to_its_worker(loopback_kb, page
     serve(page_server)
     source = url_source(loopback_kb, page_server)
     sync = source_sync_request(source=source)
-    SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=timezone.now())
+    now = timezone.now()  # a worker holds it under its lease
+    SourceSync.objects.filter(pk=sync.pk).update(status=SyncStatus.RUNNING, started_at=now, claimed_at=now,
+                                                 heartbeat_at=now, attempts=1)
     assert source_sync_run(sync_id=sync.pk).status == SyncStatus.RUNNING
     assert page_server.requests == [] and not Article.objects.filter(knowledge_base=loopback_kb).exists()
-    # Started longer ago than the time limit: its worker died, so this run does the work.
-    SourceSync.objects.filter(pk=sync.pk).update(started_at=timezone.now() - dt.timedelta(hours=2))
+    # Silent for longer than the time limit: its worker died, so this run does the work.
+    SourceSync.objects.filter(pk=sync.pk).update(heartbeat_at=timezone.now() - dt.timedelta(hours=2))
     assert source_sync_run(sync_id=sync.pk).status == SyncStatus.DONE
     assert Article.objects.filter(knowledge_base=loopback_kb).count() == 3

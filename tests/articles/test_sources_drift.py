@@ -25,7 +25,7 @@ def edited(loopback_kb, page_server, django_user_model):
     article = Article.objects.get(knowledge_base=loopback_kb, external_ref="help-fares")
     staff = django_user_model.objects.create_user("rita", password="x")
     article_edit(article=article, expected_version_id=article.current_version_id, body=CONSOLE, actor=staff)
-    from articles.services import article_reindex
+    from articles.indexing import article_reindex
 
     article_reindex(article_id=article.pk)
     page_server.set(PATH, html_page("Fares", SOURCE_NEW))

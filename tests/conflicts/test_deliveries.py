@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from articles.models import KnowledgeBase
-from conflicts import jobs
+from kbreview.jobs import jobs_sweep
 from conflicts.models import DeliveryStatus, NotificationDelivery, NotificationEventKind
 from conflicts.services.deliveries import notification_delivery_attempt, retry_delay_s
 from conflicts.services.notifications import (
@@ -203,8 +203,8 @@ def test_the_sweeper_resends_a_lost_message_and_a_dead_workers_claim(
     conflict = make_conflict(kb, articles[0], articles[1], times_seen=3)
     notify_conflict_sighting(conflict=conflict)  # committed never: as if the message was lost
     delivery = NotificationDelivery.objects.get(event__conflict=conflict)
-    assert jobs.jobs_sweep()["notification"] == 0  # due just now: not yet overdue
-    assert jobs.jobs_sweep(older_than_s=-1)["notification"] == 1  # eager: the worker delivers it here
+    assert jobs_sweep()["notification"] == 0  # due just now: not yet overdue
+    assert jobs_sweep(older_than_s=-1)["notification"] == 1  # eager: the worker delivers it here
     delivery.refresh_from_db()
     assert delivery.status == DeliveryStatus.DELIVERED and len(webhook_receiver.received) == 1
 

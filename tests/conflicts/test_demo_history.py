@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from conflicts.models import Conflict, ConflictStatus, InductionStatus, ResolutionRule, ReviewWinner, RuleStatus
 from conflicts.services.demo_history import demo_history_load
-from conflicts.services.suggestions import rule_induction_run
+from conflicts.services.induction import rule_induction_run
 from tests.conflicts.console_support import PASSWORD, make_user
 
 

@@ -102,10 +102,9 @@ def test_more_than_twenty_articles_are_capped(kb, llm_detection, settings):
 def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection, monkeypatch):
     """The index sync stored the claim vectors of each version; a worker that has seen none of these texts
     reads them instead of embedding. Only a version without stored vectors (never indexed) is embedded."""
-    from conflicts.services import detection
+    from articles.indexing import articles_reindex
+    from conflicts.services.detection import detector
     from tests.factories import make_article
-
-    from articles.services import articles_reindex
 
     indexed = [make_article(kb, "faq-day-pass", "A day pass for the climbing wall costs €12.\n\nShoes can be hired "
                             "at the desk.", index=False),
@@ -113,19 +112,19 @@ def test_a_turns_check_embeds_nothing_for_indexed_articles(kb, inline_detection,
                             "at the desk.", index=False)]
     articles_reindex(article_ids=[article.pk for article in indexed])  # an index sync, as after an import
     unindexed = make_article(kb, "faq-lockers", "Lockers take a €1 coin, returned when you open them.", index=False)
-    real_embed = detection.embed_texts
+    real_embed = detector.embed_texts
     embedded: list[list[str]] = []
-    monkeypatch.setattr(detection, "embed_texts", lambda texts: embedded.append(list(texts)) or real_embed(texts))
-    detection.claim_vectors.cache_clear()  # a fresh worker: no claim vectors in memory
+    monkeypatch.setattr(detector, "embed_texts", lambda texts: embedded.append(list(texts)) or real_embed(texts))
+    detector.claim_vectors.cache_clear()  # a fresh worker: no claim vectors in memory
     try:
         run = turn_detect(turn_id=report(kb, "t-1", refs=("faq-day-pass", "web-prices")).pk)
         assert run.outcome == DetectionOutcome.OK and run.conflicts_found == 1
         assert embedded == []
         turn_detect(turn_id=report(kb, "t-2", refs=("faq-day-pass", "faq-lockers")).pk)
         version = unindexed.current_version
-        assert embedded == [detection.claim_texts_of(version.title, version.body)]
+        assert embedded == [detector.claim_texts_of(version.title, version.body)]
     finally:
-        detection.claim_vectors.cache_clear()  # later tests get the real encoder again
+        detector.claim_vectors.cache_clear()  # later tests get the real encoder again
 
 
 # --- what recording costs: set-based, so the queries do not grow with the findings -----------------
@@ -220,17 +219,17 @@ def test_a_check_whose_claim_was_taken_over_meanwhile_records_nothing(kb, fare_a
     from django.utils import timezone
 
     from conflicts.models import ConflictOccurrence, DetectionRun
-    from conflicts.services import detection
+    from conflicts.services.detection import judging
 
     turn = report(kb, "t-1")
-    real = detection._article_texts
+    real = judging._article_texts
 
     def read_then_lose_the_claim(**kwargs):
         # Our claim outlived its expiry and another worker took the check over.
         DetectionRun.objects.filter(turn=turn).update(claimed_at=timezone.now() + dt.timedelta(seconds=1))
         return real(**kwargs)
 
-    monkeypatch.setattr(detection, "_article_texts", read_then_lose_the_claim)
+    monkeypatch.setattr(judging, "_article_texts", read_then_lose_the_claim)
     run = turn_detect(turn_id=turn.pk)
     assert run.outcome == DetectionOutcome.QUEUED
     assert not Conflict.objects.exists() and not ConflictOccurrence.objects.exists()
@@ -330,10 +329,10 @@ def test_a_check_yields_to_the_foreground_again_before_recording_its_outcome(kb,
                                                                           monkeypatch):
     """The judging takes seconds; by then replies may be searching again (kbreview/foreground.py)."""
     from conflicts.models import DetectionRun
-    from conflicts.services import detection
+    from conflicts.services.detection import recording
 
     outcomes_when_yielding = []
-    monkeypatch.setattr(detection, "yield_to_foreground", lambda: outcomes_when_yielding.append(
+    monkeypatch.setattr(recording, "yield_to_foreground", lambda: outcomes_when_yielding.append(
         (DetectionRun.objects.get().outcome, len(llm_detection.requests))) or 0.0)
     llm_detection.push(conflict_answer())
     run = turn_detect(turn_id=report(kb, "t-1").pk)

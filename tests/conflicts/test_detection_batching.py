@@ -297,7 +297,7 @@ def test_a_gate_frees_its_worker_and_its_wake_up_judges_the_turns_that_joined_it
 
 @pytest.mark.django_db
 def test_turns_of_a_gate_whose_wake_up_was_lost_are_sent_again_by_the_sweeper(kb, fares, batching, settings, broker):
-    from conflicts.jobs import jobs_sweep
+    from kbreview.jobs import jobs_sweep
 
     settings.DETECTION_BATCH_WAIT_MS = 5000
     first, joining = report(kb, "t-1", ["fare-a", "fare-b"]), report(kb, "t-2", ["fare-c", "fare-d"])
@@ -388,7 +388,7 @@ def test_a_worker_stopped_while_waiting_closes_its_gate_and_wakes_the_turns_left
     def stopped(moment):
         raise SystemExit("worker shutting down")
 
-    monkeypatch.setattr("conflicts.services.detection._wait_until", stopped)
+    monkeypatch.setattr("conflicts.services.detection.batching._wait_until", stopped)
     first, left = report(kb, "t-1", ["fare-a", "fare-b"]), report(kb, "t-2", ["fare-c", "fare-d"])
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(SystemExit):
         turn_detect(turn_id=first.pk)
@@ -409,7 +409,7 @@ def test_a_pair_judged_while_the_worker_waited_is_not_asked_again(kb, fares, bat
         PairVerdict.objects.create(version_low_id=versions[0], version_high_id=versions[1], is_conflict=False,
                                    detector="llm", model="scripted")
 
-    monkeypatch.setattr("conflicts.services.detection._wait_until", meanwhile)
+    monkeypatch.setattr("conflicts.services.detection.batching._wait_until", meanwhile)
     run = turn_detect(turn_id=report(kb, "t-1", ["fare-a", "fare-b"]).pk)
     assert (run.outcome, run.llm_calls, run.cache_hits) == (DetectionOutcome.OK, 0, 1)
     assert batching.requests == []

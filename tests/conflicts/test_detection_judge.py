@@ -26,7 +26,7 @@ def test_the_judge_vetoes_a_rule_finding_about_another_scope(kb, inline_detectio
     assert check(kb, "judged").outcome == DetectionOutcome.OK
     assert not Conflict.objects.filter(knowledge_base=kb).exists()
 
-    from conflicts.services.detection import _claim_checks_over
+    from conflicts.services.detection.detector import _claim_checks_over
 
     _claim_checks_over.cache_clear()  # a worker configured with the rules alone
     settings.JUDGE_MODE = "rules"

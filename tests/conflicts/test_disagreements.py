@@ -8,13 +8,13 @@ from django.utils import timezone
 from agents.igd.pipeline import MemoryDisagreement
 from articles.models import AuditEvent
 from articles.services import article_edit
-from conflicts import jobs
+from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.models import ActivityKind, AnswerSettings, Conflict, ConflictActivity, ConflictStatus
 from conflicts.services import ArticleFix, ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.answering import answer_settings_update
 from conflicts.services.disagreements import model_disagreement_record, model_disagreements_recorded
 from conflicts.services.review import conflict_resolve_by_deleting_older
-from conflicts.services.suggestions import staff_decisions
+from conflicts.services.induction import staff_decisions
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.factories import make_article
 
@@ -139,7 +139,7 @@ def test_review_works_as_for_conflicts_without_sides_or_suggestions(kb, lake, re
     rita = django_user_model.objects.create_user("rita")
     finding = model_disagreement_record(turn=a_turn(kb, "t1", "faq-lake"), disagreement=disagreement())
     # MACR judges pairs: nothing is queued for a finding, reopened or not
-    assert jobs.suggestion_enqueue(conflict_id=finding.pk) is None
+    assert suggestion_enqueue(conflict_id=finding.pk) is None
     with pytest.raises(ConflictStateError, match="no older article"):
         conflict_resolve_by_deleting_older(conflict=finding, actor=rita, note="")
     with pytest.raises(ConflictStateError, match="no side"):

@@ -154,8 +154,7 @@ def test_the_timeline_has_one_writer():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    # Detection's "opened" rows move to conflict_activity_note with the detection split (issue 32, its other part).
-    allowed = {("conflicts/services/review.py", "_activity_write"), ("conflicts/services/detection.py", "conflicts_record")}
+    allowed = {("conflicts/services/review.py", "_activity_write")}
     writers = set()
     for path in [*root.glob("conflicts/**/*.py"), *root.glob("articles/**/*.py"), *root.glob("kbreview/**/*.py")]:
         if "migrations" in path.parts:

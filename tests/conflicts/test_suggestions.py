@@ -10,7 +10,8 @@ from conflicts.models import (
     SuggestionStatus,
 )
 from conflicts.services import ArticleFix, conflict_dismiss, conflict_resolve
-from conflicts.services.suggestions import rule_induction_run, staff_decisions, suggestion_compute
+from conflicts.services.induction import rule_induction_run, staff_decisions
+from conflicts.services.suggestions import suggestion_compute
 from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from conflicts.models import ResolutionSuggestion, SuggestionStatus
-from conflicts.services.suggestions import feedback_cases, suggestion_compute
+from conflicts.services.induction import feedback_cases
+from conflicts.services.suggestions import suggestion_compute
 from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
 from tests.support.scripted_llm import http_error, message_text, samples, schema_name
@@ -108,7 +109,7 @@ def test_induction_with_the_llm_adds_a_validated_textual_rule(kb, macr_llm):
     import re
 
     from conflicts.models import InductionStatus, ResolutionRule, RuleKind, RuleOrigin, RuleStatus
-    from conflicts.services.suggestions import rule_induction_run
+    from conflicts.services.induction import rule_induction_run
     from tests.conflicts.test_suggestions import reviewed_pairs
 
     reviewed_pairs(kb, 30, newer_wins=False)  # staff keep deciding for the older page
@@ -139,7 +140,7 @@ def test_induction_with_the_llm_adds_a_validated_textual_rule(kb, macr_llm):
 @pytest.mark.django_db
 def test_induction_llm_failure_leaves_the_rule_base_unchanged(kb, macr_llm):
     from conflicts.models import InductionStatus, ResolutionRule, RuleStatus
-    from conflicts.services.suggestions import rule_induction_run
+    from conflicts.services.induction import rule_induction_run
     from tests.conflicts.test_suggestions import reviewed_pairs
 
     reviewed_pairs(kb, 12, newer_wins=False)

@@ -1,5 +1,5 @@
 """The notification task on a real Celery worker (a separate process, on the embedded default's
-filesystem broker): deliveries enqueued on commit through conflicts.jobs, retried with real backoff
+filesystem broker): deliveries enqueued on commit through kbreview.jobs, retried with real backoff
 delays after a 500 and a timeout, and given up (failed, kept in the log) after the last attempt."""
 import pytest
 from django.db import transaction

@@ -170,13 +170,14 @@ def test_a_new_turn_its_usages_and_its_queued_run_are_one_statement_sent_after_c
     statement, so no BEGIN/COMMIT round trips; the detection message goes out once that is committed."""
     from django.test.utils import CaptureQueriesContext
 
-    from conflicts import jobs
     from conflicts.models import DetectionRun
+    from conflicts.tasks import detect_turn
+    from kbreview import jobs
 
     settings.DETECTION_DISPATCH = "celery"
     seen_by_another_connection = []
 
-    def sent(task_name, turn_id):
+    def sent(task_name, turn_id):  # what enqueue hands the publisher on commit (not run: no worker here)
         other = connection.copy()
         try:
             with other.cursor() as cursor:
@@ -185,13 +186,12 @@ def test_a_new_turn_its_usages_and_its_queued_run_are_one_statement_sent_after_c
         finally:
             other.close()
 
-    monkeypatch.setattr(jobs.outbox, "send_on_commit", lambda task_name, turn_id: connection.on_commit(
-        lambda: sent(task_name, turn_id)))
+    monkeypatch.setattr(jobs, "_hand_over", sent)
     with CaptureQueriesContext(connection) as queries:
         turn, created = report(kb)
     assert created
     assert len(queries.captured_queries) == 2, [q["sql"][:60] for q in queries.captured_queries]  # refs, then the insert
-    assert seen_by_another_connection == [(jobs.DETECT_TURN, (DetectionOutcome.QUEUED,))]
+    assert seen_by_another_connection == [(detect_turn.name, (DetectionOutcome.QUEUED,))]
     assert turn.detection.outcome == DetectionOutcome.QUEUED and DetectionRun.objects.get(turn=turn).pk == turn.detection.pk
     assert sorted(ArticleUsage.objects.filter(turn=turn).values_list("article__external_ref", "rank", "version_id")) == [
         ("faq-fare-old", 1, fare_articles["old"].current_version_id),

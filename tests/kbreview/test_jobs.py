@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from conflicts.models import InductionRun, InductionStatus
 from kbreview import jobs
 from kbreview.celery import app
 from tests.support import processes
@@ -45,12 +46,12 @@ def stalling_broker():
 
 
 @pytest.mark.django_db
-def test_a_committed_request_never_waits_on_a_stalling_broker(stalling_broker, django_capture_on_commit_callbacks):
+def test_a_committed_request_never_waits_on_a_stalling_broker(kb, stalling_broker, django_capture_on_commit_callbacks):
     skipped_before = jobs.publisher.skipped
     started = time.perf_counter()
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        jobs.send_on_commit("conflicts.tasks.detect_turn", 1)
-        jobs.send_on_commit("conflicts.tasks.detect_turn", 2)
+        jobs.enqueue(InductionRun(knowledge_base=kb, status=InductionStatus.QUEUED))
+        jobs.enqueue(InductionRun(knowledge_base=kb, status=InductionStatus.QUEUED))
     handed_over = time.perf_counter() - started
     assert len(callbacks) == 2
     assert handed_over < 0.5  # the broker hangs up only after 1 s: the request did not wait for it
@@ -63,9 +64,9 @@ def test_a_committed_request_never_waits_on_a_stalling_broker(stalling_broker, d
 def test_a_process_that_exits_at_once_still_sends_what_it_committed(tmp_path):
     folder = tmp_path / "broker"
     code = ("import django; django.setup()\n"
-            "from kbreview.jobs import send_on_commit\n"
-            "send_on_commit('conflicts.tasks.detect_turn', 41)\n"  # outside a transaction: handed over at once
-            "send_on_commit('conflicts.tasks.detect_turn', 42)\n")
+            "from kbreview.jobs import _hand_over\n"  # what enqueue does on commit
+            "_hand_over('conflicts.tasks.detect_turn', 41)\n"
+            "_hand_over('conflicts.tasks.detect_turn', 42)\n")
     env = processes.base_env(FILESYSTEM_BROKER_DIR=folder, DJANGO_SETTINGS_MODULE="kbreview.settings")
     subprocess.run([sys.executable, "-c", code], cwd=processes.ROOT, env=env, check=True, timeout=300)
     sent = []

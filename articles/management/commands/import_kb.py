@@ -1,15 +1,12 @@
-import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from articles.ingest import IngestError
-from articles.jobs import index_sync_start
-from articles.models import IndexSyncJob, SyncStatus
-from articles.services import articles_import_paths, index_sync_job_run, knowledge_base_get_or_create
-
-POLL_S = 0.5
+from articles.indexing import index_sync_follow, index_sync_start
+from articles.models import SyncStatus
+from articles.services import articles_import_paths, knowledge_base_get_or_create
 
 
 class Command(BaseCommand):
@@ -49,29 +46,7 @@ class Command(BaseCommand):
         if options["no_wait"]:
             self.stdout.write(f"{kb.slug}: index re-sync job {job.pk} queued for the workers (progress on the ops page)")
             return
-        job = self._wait(job, slug=kb.slug, grace_s=options["worker_grace"])
+        job = index_sync_follow(job, grace_s=options["worker_grace"], say=self.stdout.write)
         if job.status == SyncStatus.FAILED:
             raise CommandError(f"Index re-sync job {job.pk} failed: {job.error}")
         self.stdout.write(f"{kb.slug}: {job.done} articles embedded (job {job.pk})")
-
-    def _wait(self, job: IndexSyncJob, *, slug: str, grace_s: float) -> IndexSyncJob:
-        """Follow the job row to its end, printing progress. A job no worker has taken after `grace_s`
-        (no worker running, broker down) is run here, through the same claim, so it runs once."""
-        started, shown = time.monotonic(), None
-        while True:
-            job.refresh_from_db()
-            if job.status in (SyncStatus.DONE, SyncStatus.FAILED):
-                return job
-            if job.status == SyncStatus.QUEUED and time.monotonic() - started >= grace_s:
-                self.stdout.write(f"no worker took job {job.pk} within {grace_s:g} s; embedding here")
-                try:
-                    index_sync_job_run(job_id=job.pk)
-                except Exception:
-                    job.refresh_from_db()
-                    if job.status != SyncStatus.FAILED:  # not an embedding failure the row records
-                        raise
-                continue
-            if job.status == SyncStatus.RUNNING and (job.done, job.total) != shown:
-                shown = (job.done, job.total)
-                self.stdout.write(f"{slug}: {job.done}/{job.total} articles")
-            time.sleep(POLL_S)

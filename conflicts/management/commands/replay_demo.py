@@ -1,5 +1,6 @@
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from articles.demo import DEMO_SLUG, demo_questions
@@ -7,7 +8,7 @@ from articles.models import KnowledgeBase
 from conflicts.models import Conflict, ConflictStatus, DetectionOutcome, DetectionRun, Turn
 from conflicts.services import answer_question
 from conflicts.services.demo_history import demo_history_load
-from conflicts.services.suggestions import rule_induction_run
+from conflicts.services.induction import rule_induction_run
 
 
 class Command(BaseCommand):
@@ -31,6 +32,9 @@ class Command(BaseCommand):
             run = rule_induction_run(knowledge_base=kb)
             self.stdout.write(f"{created} past decisions loaded; induction: {run.get_status_display()}, "
                               f"{run.accepted} of {run.candidates} rules validated {run.reason}".rstrip())
+        # Each turn checked as it goes, in this process (the inline fixture: a CLI, not a server), so the
+        # queue opens on real conflicts; their suggestions wait for the workers.
+        settings.DETECTION_DISPATCH = "inline"
         questions = demo_questions()[: options["limit"] or None]
         for item in questions:
             answer_question(knowledge_base=kb, question=item["question"], external_id=f"demo-{item['id']}")

@@ -1,0 +1,260 @@
+"""The index: each article's chunks (and its version's claim vectors) in line with its current version, and the
+re-sync jobs that get them there (IndexSyncJob rows, worked under their lease: a knowledge base's stale
+articles, or all, on a worker; one article after an edit, in the editing request)."""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from articles.chunking import chunk_body
+from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
+from articles.embeddings import embed_texts
+from articles.models import Article, ArticleStatus, Chunk, IndexSyncJob, KnowledgeBase, SyncStatus, VersionClaimVectors
+from kbreview.foreground import yield_to_foreground
+from kbreview.jobs import enqueue
+from kbreview.leases import lease_claim, lease_fail, lease_finish, lease_heartbeat
+
+logger = logging.getLogger(__name__)
+
+
+def article_unindex(*, article: Article) -> None:
+    """Take a deleted article out of retrieval."""
+    Chunk.objects.filter(article_id=article.pk).delete()
+    Article.objects.filter(pk=article.pk).update(indexed_version=None)
+
+
+@dataclass
+class _Planned:
+    """One article's index work: its current version's chunks and, when the conflict checker registered
+    its function and the version has no vectors for those texts yet, its claim texts."""
+
+    article: Article
+    pieces: list[str]
+    claims: list[str] = field(default_factory=list)
+
+    @property
+    def texts(self) -> list[str]:
+        title = self.article.current_version.title
+        return [f"{title}\n{t}" for t in self.pieces] + self.claims
+
+
+def _index_plan(article_ids: list[int], *, claims: bool = True) -> list[_Planned]:
+    """The chunks (and, with `claims`, the claim texts) to embed for these articles' current versions;
+    deleted ones leave the index here."""
+    articles = list(
+        Article.objects.filter(pk__in=article_ids).select_related("current_version").order_by("pk")
+    )
+    stored = dict(VersionClaimVectors.objects.filter(
+        version_id__in=[a.current_version_id for a in articles if a.current_version_id and claims]
+    ).values_list("version_id", "key"))
+    planned: list[_Planned] = []
+    for article in articles:
+        if article.status != ArticleStatus.ACTIVE or article.current_version is None:
+            with transaction.atomic():
+                article_unindex(article=article)
+            continue
+        version = article.current_version
+        texts = (claim_texts(title=version.title, body=version.body) or []) if claims else []
+        if stored.get(version.id) == texts_key(texts):
+            texts = []  # stored already for these very texts (a full re-sync of an unchanged version)
+        planned.append(_Planned(article, chunk_body(version.body), texts))
+    return planned
+
+
+def _index_texts(planned: list[_Planned]) -> list[str]:
+    return [text for item in planned for text in item.texts]
+
+
+def _index_write(planned: list[_Planned], vectors) -> int:
+    """Swap each article's chunks (and store its claim vectors) in one transaction. An article changed since
+    it was planned is skipped, because the change that made it stale will index it itself."""
+    written, offset = 0, 0
+    for item in planned:
+        article, pieces, version = item.article, item.pieces, item.article.current_version
+        article_vectors = vectors[offset : offset + len(pieces)]
+        claim_vectors = vectors[offset + len(pieces) : offset + len(pieces) + len(item.claims)]
+        offset += len(pieces) + len(item.claims)
+        with transaction.atomic():
+            locked = Article.objects.select_for_update().filter(pk=article.pk).first()
+            if locked is None or locked.current_version_id != version.id or locked.status != ArticleStatus.ACTIVE:
+                continue
+            Chunk.objects.filter(article_id=article.pk).delete()
+            Chunk.objects.bulk_create(
+                Chunk(
+                    knowledge_base_id=article.knowledge_base_id,
+                    article_id=article.pk,
+                    version=version,
+                    ordinal=i,
+                    title=version.title,
+                    text=text,
+                    embedding=vector,
+                )
+                for i, (text, vector) in enumerate(zip(pieces, article_vectors))
+            )
+            if item.claims:
+                VersionClaimVectors.objects.update_or_create(version=version, defaults={
+                    "key": texts_key(item.claims), "count": len(item.claims), "dimensions": claim_vectors.shape[1],
+                    "vectors": matrix_to_bytes(claim_vectors)})
+            Article.objects.filter(pk=article.pk).update(indexed_version=version)
+            written += len(pieces)
+    return written
+
+
+def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
+    """Embed the current versions of these articles (outside any lock), then swap their chunks."""
+    planned = _index_plan(article_ids, claims=claims)
+    return _index_write(planned, embed_texts(_index_texts(planned)))
+
+
+def _index_pipelined(
+    article_ids: list[int], *, batch_size: int, on_progress: Callable[[int, int], None] | None = None,
+    before_batch: Callable[[], object] | None = None,
+) -> int:
+    """Index in batches, embedding the next batch in a worker thread while this one writes the last:
+    the encoder (which releases the GIL) never waits for the database. Only this thread touches the database.
+    `before_batch` is called before each batch after the first is handed to the encoder (a worker yields
+    to replies there)."""
+    total, written = len(article_ids), 0
+    batches = [article_ids[start : start + batch_size] for start in range(0, total, batch_size)]
+    if on_progress:
+        on_progress(0, total)
+    if not batches:
+        return 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
+        planned = _index_plan(batches[0])
+        pending = encoder.submit(embed_texts, _index_texts(planned))
+        for number in range(len(batches)):
+            following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
+            vectors = pending.result()
+            if following is not None:
+                if before_batch is not None:
+                    before_batch()  # the encoder is idle and this thread waits: nothing of the re-sync runs
+                pending = encoder.submit(embed_texts, _index_texts(following))
+            written += _index_write(planned, vectors)
+            planned = following
+            if on_progress:
+                on_progress(min((number + 1) * batch_size, total), total)
+    return written
+
+
+def article_reindex(*, article_id: int) -> int:
+    """Bring one article's chunks in line with its current version (or remove them), before returning: a
+    re-index job for the article, enqueued and run here at once under its lease (the worker its message
+    reaches finds it done). This is what makes a reviewer's fix reach retrieval before their request returns.
+    Returns the chunks written."""
+    knowledge_base_id = Article.objects.values_list("knowledge_base_id", flat=True).get(pk=article_id)
+    job = enqueue(IndexSyncJob(knowledge_base_id=knowledge_base_id, article_id=article_id))
+    return _index_sync_job_work(job_id=job.pk)[1]
+
+
+def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:
+    """Bring just these articles' chunks in line with their current versions (a source sync's changes)."""
+    return _index_pipelined(article_ids, batch_size=batch_size)
+
+
+def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
+    from articles.selectors import stale_articles
+
+    return list(stale_articles(knowledge_base=knowledge_base).values_list("pk", flat=True))
+
+
+PROGRESS_STEPS = 20  # a re-sync reports at least this many times (batches of 8 to 64 articles)
+
+
+def progress_batch_size(total: int, *, smallest: int = 8, largest: int = 64) -> int:
+    """Articles per batch for a re-sync of `total`: small enough that progress moves in about
+    PROGRESS_STEPS steps (73 articles in batches of 64 showed 0% for most of the run, then 87%), large
+    enough that the encoder still gets full batches."""
+    return max(smallest, min(largest, -(-total // PROGRESS_STEPS)))
+
+
+def index_resync(
+    *,
+    knowledge_base: KnowledgeBase,
+    full: bool = False,
+    batch_size: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    before_batch: Callable[[], object] | None = None,
+) -> int:
+    """Re-embed what is stale (or everything with `full`). Returns the number of chunks written."""
+    if full:
+        ids = list(
+            Article.objects.filter(knowledge_base=knowledge_base).order_by("pk").values_list("pk", flat=True)
+        )
+    else:
+        ids = stale_article_ids(knowledge_base=knowledge_base)
+    batch_size = batch_size or progress_batch_size(len(ids))
+    return _index_pipelined(ids, batch_size=batch_size, on_progress=on_progress, before_batch=before_batch)
+
+
+def index_sync_start(*, knowledge_base: KnowledgeBase, full: bool = False, actor=None) -> IndexSyncJob:
+    """Record a re-sync job (the work row) and have a worker run it once the transaction commits."""
+    return enqueue(IndexSyncJob(knowledge_base=knowledge_base, full=full, requested_by=actor))
+
+
+def index_sync_job_run(*, job_id: int) -> IndexSyncJob:
+    """Claim a queued job (kbreview.leases) and run it, reporting progress after every batch (the lease's
+    heartbeat). A finished job, or one another live worker holds, is left alone (idempotent); one whose worker
+    died (no heartbeat within CELERY_TASK_TIME_LIMIT) is taken over and restarted."""
+    return _index_sync_job_work(job_id=job_id)[0]
+
+
+def _index_sync_job_work(*, job_id: int) -> tuple[IndexSyncJob, int]:
+    """index_sync_job_run, also returning the chunks written (0 when the job was not ours to run)."""
+    claim = lease_claim(IndexSyncJob, pk=job_id)
+    job = IndexSyncJob.objects.select_related("knowledge_base").get(pk=job_id)
+    if claim is None:
+        return job, 0
+
+    def report(done: int, total: int) -> None:
+        lease_heartbeat(job, done=done, total=total)
+
+    try:
+        if job.article_id is not None:
+            # Chunks only: a fix must reach retrieval within its request, and embedding the claims about
+            # doubles the encoder's work. A turn's check embeds this version's claims on first sight instead
+            # (and a full re-sync stores them).
+            written = _index_batch([job.article_id], claims=False)
+            report(1, 1)
+        else:
+            # Between batches of a long re-sync a worker yields to replies, as before each task.
+            written = index_resync(knowledge_base=job.knowledge_base, full=job.full, on_progress=report,
+                                   before_batch=yield_to_foreground)
+    except Exception as exc:
+        lease_fail(job, f"{type(exc).__name__}: {exc}")
+        raise
+    lease_finish(job, status=SyncStatus.DONE, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job, written
+
+
+def index_sync_follow(job: IndexSyncJob, *, grace_s: float, say: Callable[[str], object] = logger.info,
+                      poll_s: float = 0.5) -> IndexSyncJob:
+    """Follow a committed re-sync job to its end, saying its progress (a command waiting for the workers). One no
+    worker has taken after `grace_s` (none running, broker down) is run here, through the same lease, so it
+    runs once."""
+    started, shown = time.monotonic(), None
+    slug = job.knowledge_base.slug
+    while True:
+        job.refresh_from_db()
+        if job.status in (SyncStatus.DONE, SyncStatus.FAILED):
+            return job
+        if job.status == SyncStatus.QUEUED and time.monotonic() - started >= grace_s:
+            say(f"no worker took job {job.pk} within {grace_s:g} s; embedding here")
+            try:
+                index_sync_job_run(job_id=job.pk)
+            except Exception:
+                job.refresh_from_db()
+                if job.status != SyncStatus.FAILED:  # not an embedding failure the row records
+                    raise
+            continue
+        if job.status == SyncStatus.RUNNING and (job.done, job.total) != shown:
+            shown = (job.done, job.total)
+            say(f"{slug}: {job.done}/{job.total} articles")
+        time.sleep(poll_s)
