@@ -34,6 +34,9 @@ class OnnxJudge:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads:
             options.intra_op_num_threads = threads
+        # No spinning: ONNX Runtime's threads otherwise busy-wait between operators, which about doubled the CPU
+        # of scoring a check's few statement pairs (measured: 86 against 37 ms for one pair, two threads).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(artefact_dir / model_file), options,
                                             providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(artefact_dir / TOKENIZER_FILE))

@@ -9,12 +9,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
 from articles.chunking import chunk_body
-from articles.claim_texts import claim_texts, matrix_to_bytes, texts_key
-from articles.embeddings import embed_texts
+from articles.claim_texts import claim_text_vectors, claim_texts, matrix_to_bytes, texts_key
+from articles.embeddings import embed_texts, encoder_identity
 from articles.models import Article, ArticleStatus, Chunk, IndexSyncJob, KnowledgeBase, SyncStatus, VersionClaimVectors
 from kbreview.foreground import yield_to_foreground
 from kbreview.jobs import enqueue
@@ -32,16 +33,22 @@ def article_unindex(*, article: Article) -> None:
 @dataclass
 class _Planned:
     """One article's index work: its current version's chunks and, when the conflict checker registered
-    its function and the version has no vectors for those texts yet, its claim texts."""
+    its function and the version has no vectors for those texts yet, its claim texts, with the vectors this
+    process computed already for some of them (`known`: claim_text_vectors)."""
 
     article: Article
     pieces: list[str]
     claims: list[str] = field(default_factory=list)
+    known: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
-    def texts(self) -> list[str]:
+    def chunk_texts(self) -> list[str]:
         title = self.article.current_version.title
-        return [f"{title}\n{t}" for t in self.pieces] + self.claims
+        return [f"{title}\n{t}" for t in self.pieces]
+
+    @property
+    def to_embed(self) -> list[str]:
+        return self.chunk_texts + [t for t in self.claims if t not in self.known]
 
 
 def _index_plan(article_ids: list[int], *, claims: bool = True) -> list[_Planned]:
@@ -63,23 +70,31 @@ def _index_plan(article_ids: list[int], *, claims: bool = True) -> list[_Planned
         texts = (claim_texts(title=version.title, body=version.body) or []) if claims else []
         if stored.get(version.id) == texts_key(texts):
             texts = []  # stored already for these very texts (a full re-sync of an unchanged version)
-        planned.append(_Planned(article, chunk_body(version.body), texts))
+        planned.append(_Planned(article, chunk_body(version.body), texts, claim_text_vectors.known(texts)))
     return planned
 
 
 def _index_texts(planned: list[_Planned]) -> list[str]:
-    return [text for item in planned for text in item.texts]
+    """What the encoder embeds for these articles, in one call: their chunks and the claim texts without a
+    vector, each text once (two articles may share a chunk or a sentence)."""
+    return list(dict.fromkeys(text for item in planned for text in item.to_embed))
 
 
-def _index_write(planned: list[_Planned], vectors) -> int:
+def _index_embed(texts: list[str]) -> dict[str, np.ndarray]:
+    return dict(zip(texts, embed_texts(texts)))
+
+
+def _index_write(planned: list[_Planned], embedded: dict[str, np.ndarray]) -> int:
     """Swap each article's chunks (and store its claim vectors) in one transaction. An article changed since
-    it was planned is skipped, because the change that made it stale will index it itself."""
-    written, offset = 0, 0
+    it was planned is skipped, because the change that made it stale will index it itself. `embedded`: the
+    vectors of _index_texts(planned), by text."""
+    written = 0
+    if planned:
+        claim_text_vectors.keep({text: embedded[text] for item in planned for text in item.claims
+                                 if text not in item.known}, encoder=encoder_identity())
     for item in planned:
         article, pieces, version = item.article, item.pieces, item.article.current_version
-        article_vectors = vectors[offset : offset + len(pieces)]
-        claim_vectors = vectors[offset + len(pieces) : offset + len(pieces) + len(item.claims)]
-        offset += len(pieces) + len(item.claims)
+        article_vectors = [embedded[text] for text in item.chunk_texts]
         with transaction.atomic():
             locked = Article.objects.select_for_update().filter(pk=article.pk).first()
             if locked is None or locked.current_version_id != version.id or locked.status != ArticleStatus.ACTIVE:
@@ -98,6 +113,7 @@ def _index_write(planned: list[_Planned], vectors) -> int:
                 for i, (text, vector) in enumerate(zip(pieces, article_vectors))
             )
             if item.claims:
+                claim_vectors = np.stack([item.known[t] if t in item.known else embedded[t] for t in item.claims])
                 VersionClaimVectors.objects.update_or_create(version=version, defaults={
                     "key": texts_key(item.claims), "count": len(item.claims), "dimensions": claim_vectors.shape[1],
                     "vectors": matrix_to_bytes(claim_vectors)})
@@ -109,7 +125,7 @@ def _index_write(planned: list[_Planned], vectors) -> int:
 def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
     """Embed the current versions of these articles (outside any lock), then swap their chunks."""
     planned = _index_plan(article_ids, claims=claims)
-    return _index_write(planned, embed_texts(_index_texts(planned)))
+    return _index_write(planned, _index_embed(_index_texts(planned)))
 
 
 def _index_pipelined(
@@ -128,14 +144,14 @@ def _index_pipelined(
         return 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
         planned = _index_plan(batches[0])
-        pending = encoder.submit(embed_texts, _index_texts(planned))
+        pending = encoder.submit(_index_embed, _index_texts(planned))
         for number in range(len(batches)):
             following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
             vectors = pending.result()
             if following is not None:
                 if before_batch is not None:
                     before_batch()  # the encoder is idle and this thread waits: nothing of the re-sync runs
-                pending = encoder.submit(embed_texts, _index_texts(following))
+                pending = encoder.submit(_index_embed, _index_texts(following))
             written += _index_write(planned, vectors)
             planned = following
             if on_progress:

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.types import ArticleText, ConflictFinding, pair_key
 
-from .analysis import ClaimFacts, ClaimVectors, Encoder, analyse_text
+from .analysis import VECTOR_CACHE_ARTICLES, ClaimFacts, ClaimVectors, Encoder, analyse_text
 from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference, vetoed
 from .compare import (Contradiction, announced_changes, compare_claims, named_contacts, same_subject_prices,
                       transposed_contact)
@@ -57,6 +57,14 @@ class ClaimDetection:
         return {key for key, similarity in self.pair_similarity.items() if similarity < RELATED_FLOOR} | self.settled_apart
 
 
+SEE_RE = re.compile(r"\bsee ", re.I)  # where a body may refer to another page by its title
+
+
+@functools.lru_cache(maxsize=VECTOR_CACHE_ARTICLES)
+def _lowercase_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\b[a-z][a-z'\-]+", text))
+
+
 def _known_names(articles: list[ArticleText]) -> frozenset[str]:
     """The names that can scope a claim (a plan, a branch): capitalised inside a sentence somewhere in the
     set, never written in lower case (so not "Terms"), and not used by most (over two thirds) of the articles
@@ -66,11 +74,11 @@ def _known_names(articles: list[ArticleText]) -> frozenset[str]:
     capitalised_in_bodies: set[str] = set()
     titles = sorted({a.title.strip() for a in articles if len(a.title.split()) > 1}, key=len, reverse=True)
     for article in articles:
-        text = article.title + ". " + article.body
-        lowercase.update(re.findall(r"\b[a-z][a-z'\-]+", text))
+        lowercase.update(_lowercase_words(article.title + ". " + article.body))
         body = article.body
-        for title in titles:  # "(see Booking and cancelling)" refers to a page: its capital starts a title, no name
-            body = re.sub(rf"(?<=\bsee )[\"\u201c']?{re.escape(title)}", lambda m: " " * len(m.group()), body, flags=re.I)
+        if SEE_RE.search(body):
+            for title in titles:  # "(see Booking and cancelling)" refers to a page: its capital starts a title, no name
+                body = re.sub(rf"(?<=\bsee )[\"\u201c']?{re.escape(title)}", lambda m: " " * len(m.group()), body, flags=re.I)
         capitalised_in_bodies.update(proper_names(body))
         # A title word counts when a body uses it too ("Elmstead branch" and "… at Elmstead …").
         title_names = proper_names(article.title, first_words=True) & capitalised_in_bodies
@@ -183,12 +191,16 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                     or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or named_contacts(facts[ref_a], facts[ref_b], scopes[ref_a], scopes[ref_b], known_names=known))
         rule_findings[key] = best
+    flagged = [key for key, rule in rule_findings.items() if rule is not None]
     if judge is not None and judge.mode == "veto":
-        for key, rule in rule_findings.items():
-            if rule is not None and vetoed(judge, rule):
+        # Findings below min_confidence are left out below whatever the judge says: it reads only the others.
+        reported = [key for key in flagged if rule_findings[key].confidence >= min_confidence]
+        for key, drop in zip(reported, vetoed(judge, [rule_findings[key] for key in reported])):
+            if drop:
                 rule_findings[key] = None
     elif judge is not None and judge.mode != "rules":
-        judgements = judge_pairs(judge, {key: items for key, items in aligned.items() if items})
+        judged = {key: items for key, items in aligned.items() if items}
+        judgements = judge_pairs(judge, judged, also=[rule_findings[key] for key in flagged if key in judged])
         for key, judgement in judgements.items():
             rule_findings[key] = judged_contradiction(judge, judgement, rule_findings.get(key))
             if rule_findings[key] is None and judgement.all_apart >= judge.calibration.settle_score:

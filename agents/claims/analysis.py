@@ -74,6 +74,7 @@ def shared_stems(words_a: frozenset[str], words_b: frozenset[str]) -> frozenset[
                      if x == y or min(len(x), len(y)) >= RELATED_STEM_MIN_PREFIX and (x.startswith(y) or y.startswith(x)))
 
 
+@functools.lru_cache(maxsize=32768)
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in re.findall(r"[a-z][a-z'\-]+", text.lower()) if w not in STOPWORDS)
 

@@ -3,8 +3,10 @@ channels for one restricted action, and near-copies that differ in a number, a n
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from agents.types import CONFLICT_TYPES
@@ -108,6 +110,7 @@ def _own_head(facts: ClaimFacts, value: Value) -> frozenset[str]:
     return head
 
 
+@functools.lru_cache(maxsize=16384)
 def _head_words(text: str) -> frozenset[str]:
     """Content words that can say what a value is of: not price, time or day words ("Mon-Sat", "pm")."""
     return frozenset(w for w in content_stems(text) - GENERIC_HEAD_WORDS - DAY_WORDS if not days_in(w))
@@ -459,6 +462,12 @@ def _each_names_its_own_page(a: ClaimFacts, name_a: str, b: ClaimFacts, name_b: 
     return in_title(a, name_a) and in_title(b, name_b)
 
 
+@functools.lru_cache(maxsize=16384)
+def _word_counts(text: str) -> Counter:
+    """The claim's words, lower-cased, with their counts (treat as read-only: it is cached)."""
+    return Counter(w.lower() for w in text.split())
+
+
 def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
     words that differ are a denial or a name."""
@@ -467,10 +476,15 @@ def _near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, 
         return None  # the diff is quadratic; a near-copy is a sentence, not a page
     if len(words_a) < 5:
         return None
+    # The quick ratios (SequenceMatcher's real_quick_ratio and quick_ratio, computed alike) are upper bounds of
+    # ratio(): most aligned claims are no copies, and are told so before a matcher is built.
+    total = len(words_a) + len(words_b)
+    if 2.0 * min(len(words_a), len(words_b)) / total < NEAR_COPY_RATIO:
+        return None
+    if 2.0 * sum((_word_counts(a.claim.text) & _word_counts(b.claim.text)).values()) / total < NEAR_COPY_RATIO:
+        return None
     matcher = difflib.SequenceMatcher(None, [w.lower() for w in words_a], [w.lower() for w in words_b], autojunk=False)
-    # The quick ratios are upper bounds of ratio(): most aligned claims are no copies, and are told so cheaply.
-    if (matcher.real_quick_ratio() < NEAR_COPY_RATIO or matcher.quick_ratio() < NEAR_COPY_RATIO
-            or matcher.ratio() < NEAR_COPY_RATIO):
+    if matcher.ratio() < NEAR_COPY_RATIO:
         return None
     # A capital that merely starts the sentence is no name: the first word never counts as one.
     differences = [(op, " ".join(words_a[i1:i2]), " ".join(words_b[j1:j2]))
@@ -507,11 +521,17 @@ def _tax_rate(facts: ClaimFacts) -> float | None:
     return None
 
 
+@functools.lru_cache(maxsize=32768)
+def _untaxed(scope: Scope) -> Scope:
+    """The scope with nothing said of tax (cached: it is asked of one claim's scope in every pair)."""
+    return replace(scope, tax=frozenset())
+
+
 def _tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
                                  scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     """Claims set apart only by tax ("€228.69 a month including 21% VAT" / "€175 a month"): when the taxed claim
     states its rate, the other price conflicts if it is neither the gross nor the net figure."""
-    if scopes_differ(replace(scope_a, tax=frozenset()), replace(scope_b, tax=frozenset())):
+    if scopes_differ(_untaxed(scope_a), _untaxed(scope_b)):
         return None
     for taxed, other, taxed_scope, other_scope, flip in ((a, b, scope_a, scope_b, False), (b, a, scope_b, scope_a, True)):
         rate = _tax_rate(taxed) if "included" in taxed_scope.tax and "included" not in other_scope.tax else None
@@ -541,13 +561,18 @@ ANNOUNCED_CHANGE_MIN_SUBJECT = 2
 ANNOUNCED_CHANGE_STRENGTH = 0.6
 
 
+@functools.lru_cache(maxsize=32768)
+def _announces_change(text: str) -> bool:
+    return CHANGE_ANNOUNCED_RE.search(text) is not None
+
+
 def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
     """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
     states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
     if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
         return None
     for change, stated, flip in ((a, b, False), (b, a, True)):
-        if not CHANGE_ANNOUNCED_RE.search(change.claim.text) or CHANGE_ANNOUNCED_RE.search(stated.claim.text):
+        if not _announces_change(change.claim.text) or _announces_change(stated.claim.text):
             continue
         subject = statement_subject(change.claim.text) or frozenset()
         if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
@@ -772,8 +797,8 @@ def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: froze
 def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
     """Claims that announce a change ("… has moved") against what the other article states of that thing,
     looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
-    announcing_a = [i for i, a in enumerate(claims_a) if CHANGE_ANNOUNCED_RE.search(a.claim.text)]
-    announcing_b = [j for j, b in enumerate(claims_b) if CHANGE_ANNOUNCED_RE.search(b.claim.text)]
+    announcing_a = [i for i, a in enumerate(claims_a) if _announces_change(a.claim.text)]
+    announcing_b = [j for j, b in enumerate(claims_b) if _announces_change(b.claim.text)]
     pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
     pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
     best = None

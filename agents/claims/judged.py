@@ -96,11 +96,13 @@ class PairJudgement:
     all_apart: float  # the least "apart" score over the aligned pairs (1.0: none aligned)
 
 
-def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[ClaimFacts, ClaimFacts]]]
-                ) -> dict[tuple[str, str], PairJudgement]:
-    """Judge the top aligned statement pairs (best first) of every article pair in one batch (cached per text pair)."""
+def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[ClaimFacts, ClaimFacts]]],
+                also: list[Contradiction] = ()) -> dict[tuple[str, str], PairJudgement]:
+    """Judge the top aligned statement pairs (best first) of every article pair in one batch (cached per text pair),
+    with the statements of the rule findings `also` (which `vetoed` then reads from the cache)."""
     requests = [(key, a, b) for key, items in aligned.items() for a, b in items[:TOP_ALIGNED]]
-    verdicts = setup.judge.judge([statement_pair(a, b) for _, a, b in requests])
+    verdicts = setup.judge.judge([statement_pair(a, b) for _, a, b in requests]
+                                 + [statement_pair(rule.a, rule.b) for rule in also])
     out: dict[tuple[str, str], PairJudgement] = {key: PairJudgement(None, 1.0) for key in aligned}
     for (key, a, b), verdict in zip(requests, verdicts):
         judgement = out[key]
@@ -112,10 +114,11 @@ def judge_pairs(setup: JudgeSetup, aligned: dict[tuple[str, str], list[tuple[Cla
     return out
 
 
-def vetoed(setup: JudgeSetup, rule: Contradiction) -> bool:
-    """The judge calls the statements a rule flagged different scope or unrelated, surely enough to drop it."""
-    verdict = setup.judge.judge([statement_pair(rule.a, rule.b)])[0]  # often judged already: from the cache
-    return verdict.settles_apart >= VETO_APART
+def vetoed(setup: JudgeSetup, rules: list[Contradiction]) -> list[bool]:
+    """For each rule finding, whether the judge calls the statements it flagged different scope or unrelated,
+    surely enough to drop it. The statements of all of them are judged in one batch (one model run for a set)."""
+    verdicts = setup.judge.judge([statement_pair(rule.a, rule.b) for rule in rules]) if rules else []
+    return [verdict.settles_apart >= VETO_APART for verdict in verdicts]
 
 
 def judged_contradiction(setup: JudgeSetup, judgement: PairJudgement, rule: Contradiction | None
@@ -131,7 +134,7 @@ def judged_contradiction(setup: JudgeSetup, judgement: PairJudgement, rule: Cont
                                         said_a=a.claim.text, said_b=b.claim.text, a=a, b=b)
     if setup.mode == "judge":
         return judge_found
-    if rule is not None and vetoed(setup, rule):  # judge+rules
+    if rule is not None and vetoed(setup, [rule])[0]:  # judge+rules (judged already, with the set: from the cache)
         rule = None
     if judge_found is None:
         return rule

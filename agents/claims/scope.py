@@ -136,8 +136,17 @@ def _day(word: str) -> str | None:
     return lowered if lowered in DAYS else DAY_ABBREVIATIONS.get(lowered)
 
 
+WEEKDAYS_RE = re.compile(r"\bweekdays?\b", re.I)
+WEEKENDS_RE = re.compile(r"\bweekends?\b", re.I)
+EVERY_DAY_RE = re.compile(r"\b(?:daily|every day|(?:seven|7) days a week)\b", re.I)
+CLAUSE_SPLIT_RE = re.compile(r"[,;]|\band\b")
+CLOSED_RE = re.compile(r"\bclosed\b", re.I)
+
+
+@functools.lru_cache(maxsize=32768)
 def days_in(text: str) -> frozenset[str]:
-    """Days named in `text`, day ranges expanded ("Mon-Fri" = five days)."""
+    """Days named in `text`, day ranges expanded ("Mon-Fri" = five days). Cached: claims and their words are
+    read again for every pair they are compared in."""
     days: set[str] = set()
     for match in DAY_RANGE_RE.finditer(text):
         first, last = _day(match.group(1)), _day(match.group(2))
@@ -148,11 +157,11 @@ def days_in(text: str) -> frozenset[str]:
         day = _day(word)
         if day:
             days.add(day)
-    if re.search(r"\bweekdays?\b", text, re.I):
+    if WEEKDAYS_RE.search(text):
         days.update(DAYS[:5])
-    if re.search(r"\bweekends?\b", text, re.I):
+    if WEEKENDS_RE.search(text):
         days.update(DAYS[5:])
-    if re.search(r"\b(?:daily|every day|(?:seven|7) days a week)\b", text, re.I):
+    if EVERY_DAY_RE.search(text):
         days.update(DAYS)
     return frozenset(days)
 
@@ -169,16 +178,20 @@ def spell_out_days(text: str) -> str:
     return DAY_ABBREVIATION_RE.sub(lambda m: DAY_ABBREVIATIONS[m.group(m.lastindex).lower()].capitalize(), text)
 
 
-def proper_names(text: str, *, first_words: bool = False) -> set[str]:
+NAME_ANYWHERE_RE = re.compile(r"\b([A-Z][a-zA-Z0-9'\-]+)")
+NAME_INSIDE_SENTENCE_RE = re.compile(r"(?<=[a-z0-9,;:(] )([A-Z][a-zA-Z0-9'\-]+)")
+
+
+@functools.lru_cache(maxsize=16384)
+def proper_names(text: str, *, first_words: bool = False) -> frozenset[str]:
     """Capitalised words that do not start a sentence (or any, with `first_words`, for titles and
-    headings): the names a text uses (plans, branches, brands)."""
+    headings): the names a text uses (plans, branches, brands). Cached, as days_in."""
     names = set()
-    pattern = r"\b([A-Z][a-zA-Z0-9'\-]+)" if first_words else r"(?<=[a-z0-9,;:(] )([A-Z][a-zA-Z0-9'\-]+)"
-    for match in re.finditer(pattern, text):
+    for match in (NAME_ANYWHERE_RE if first_words else NAME_INSIDE_SENTENCE_RE).finditer(text):
         word = match.group(1)
         if not _day(word) and not days_in(word) and word.lower() not in MONTHS and not word.isupper():  # "Sundays", "Mon-Fri"
             names.add(word)
-    return names
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -240,25 +253,31 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     """The scope of a claim; a category the claim leaves open is taken from its heading/title.
     `page`: what the article says once for all its claims (page_scope), for claims that say nothing of it.
     `calendar_days`: the particular days the claim names ("24 December"), which scope it like a season."""
-    def categories(piece: str, heading: bool = False) -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
-        audience, days, periods, tiers, names = _categories(piece, heading)
-        return audience, days, periods, tiers, names & known_names
+    # A heading scopes the claims under it by name (a branch page) too; a name that starts the claim ("Gold
+    # members …") scopes it only when nothing else names a scope. Only the set's known names count.
+    names = (_categories(text, False)[4] & known_names or _categories(context, True)[4] & known_names
+             or (proper_names(text[:text.find(" ")], first_words=True) & known_names if " " in text else frozenset()))
+    return _claim_scope(text, context, tuple(dates), tuple(context_dates), tuple(calendar_days), now, page, names)
 
-    own = categories(text)
-    own = (own[0], own[1], own[2] | frozenset(f"day:{d}" for d in calendar_days), own[3], own[4])
-    inherited = categories(context, heading=True)
-    # A heading scopes the claims under it by day, tier or name ("Saturday:", "Premium plan", a branch page);
-    # audiences and seasons are said in the claim itself.
-    # A name that starts the claim ("Gold members …") scopes it only when nothing else names a scope.
-    opening_names = frozenset(proper_names(text[:text.find(" ")], first_words=True) & known_names) if " " in text else frozenset()
-    merged = [own[0], own[1] or inherited[1], own[2] or inherited[2], own[3] or inherited[3],
-              own[4] or inherited[4] or opening_names]
+
+@functools.lru_cache(maxsize=32768)
+def _claim_scope(text: str, context: str, dates: tuple[dt.date, ...], context_dates: tuple[dt.date, ...],
+                 calendar_days: tuple[str, ...], now: dt.date, page: PageScope, names: frozenset[str]) -> Scope:
+    """claim_scope once its names are chosen. Cached: a claim is scoped again in every set that retrieves it,
+    and only its names depend on the set."""
+    own = _categories(text, False)
+    inherited = _categories(context, True)
+    # A heading scopes the claims under it by day or tier ("Saturday:", "Premium plan"); audiences and seasons
+    # are said in the claim itself.
+    days = own[1] or inherited[1]
+    periods = (own[2] | frozenset(f"day:{d}" for d in calendar_days)) or inherited[2]
+    tiers = own[3] or inherited[3]
     own_tax = tax_said(text)
     inherited_tax = frozenset() if own_tax else tax_said(_statements(context)) or page.tax
     future = [d for d in dates if d > now] if FROM_DATE_RE.search(text) else []
     if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
         future = [d for d in context_dates if d > now]
-    return Scope(audience=merged[0], days=merged[1], periods=merged[2], tiers=merged[3], names=merged[4],
+    return Scope(audience=own[0], days=days, periods=periods, tiers=tiers, names=names,
                  past=bool(PAST_RE.search(text)) or bool(PAST_TENSE_RE.search(text) and (
                      PAST_WHEN_RE.search(text) or any(d < now for d in dates))),
                  future_from=min(future) if future else None,
@@ -269,8 +288,8 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
                  trip=frozenset(name for name, pattern in (("one way", ONE_WAY_RE), ("return", RETURN_TRIP_RE))
                                 if pattern.search(text)),
                  years=years_in(text) or years_in(context) or page.years,
-                 days_closed=frozenset(d for clause in re.split(r"[,;]|\band\b", text)
-                                       if re.search(r"\bclosed\b", clause, re.I) for d in days_in(clause)))
+                 days_closed=frozenset(d for clause in CLAUSE_SPLIT_RE.split(text)
+                                       if CLOSED_RE.search(clause) for d in days_in(clause)))
 
 
 def scopes_differ(a: Scope, b: Scope) -> bool:

@@ -51,6 +51,7 @@ please note price prices fee fees cost costs charge charges rate rates amount to
 WORD_RE = re.compile(r"[A-Z][A-Za-z'\-]*(?:\s\d+\b)?|[a-z][A-Za-z'\-]*")
 MAX_SUBJECT_WORDS = 16  # a longer "subject" is a fronted clause, not a noun phrase
 _stemmer = snowballstemmer.stemmer("english")
+_stem_word = functools.lru_cache(maxsize=32768)(_stemmer.stemWord)  # a word's stem, once per process
 
 
 DISJOINT_MIN_WORDS = 2  # two named subjects with no word in common ("group bookings" / "saver tickets")
@@ -71,7 +72,7 @@ def _stems(words: list[str]) -> frozenset[str]:
             continue
         # "Tier 3": a name with its number is one word ("tier 3"), compared whole.
         head, _, number = lowered.partition(" ")
-        out.add(_stemmer.stemWord(head) + (f" {number}" if number else ""))
+        out.add(_stem_word(head) + (f" {number}" if number else ""))
     return frozenset(out)
 
 

@@ -292,12 +292,18 @@ def _parse_date(text: str, year: int) -> dt.date | None:
     return parsed.date() if parsed else None
 
 
+PHONE_MIN_DIGITS = 7
+DIGIT_RE = re.compile(r"\d")
+
+
 def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out: list[Value] = []
+    if len(DIGIT_RE.findall(text)) < PHONE_MIN_DIGITS:
+        return out  # no number of the text can have enough digits: the matchers (slow) are not run
     for region in PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
             span = (match.start, match.end)
-            if _overlaps(span, taken) or len(re.sub(r"\D", "", match.raw_string)) < 7:
+            if _overlaps(span, taken) or len(re.sub(r"\D", "", match.raw_string)) < PHONE_MIN_DIGITS:
                 continue
             number = match.number
             key = (str(number.national_number),)

@@ -69,3 +69,61 @@ def test_vectors_stored_by_another_encoder_are_neither_read_nor_kept_by_a_full_r
     encoder = StoredFirstEncoder(encode, max_entries=VECTOR_CACHE_ARTICLES)
     encoder.load(knowledge_base_id=kb.pk, version_ids=[version.pk])
     assert encoder(texts).any() and encoded == []  # the same encoder reads what it stored
+
+
+@pytest.fixture
+def no_kept_vectors():
+    from articles.claim_texts import claim_text_vectors
+
+    claim_text_vectors.clear()
+    yield claim_text_vectors
+    claim_text_vectors.clear()
+
+
+@pytest.mark.django_db
+def test_the_index_sync_embeds_each_text_once_and_no_claim_text_it_embedded_before(kb, monkeypatch, no_kept_vectors):
+    """Chunks and claim texts go to the encoder in one call per batch, each text once (two articles stating one
+    sentence), and a re-sync after an edit embeds only the sentences that changed; every version still stores
+    a vector for each of its claims."""
+    from articles import indexing as services
+    from articles.chunking import chunk_body
+    from articles.embeddings import embed_texts
+    from articles.selectors import version_claim_vectors
+    from articles.services import article_edit
+
+    shared = "Lockers are free for members of the club."
+    first = make_article(kb, "faq-pool", f"The pool opens at 7 am on weekdays. {shared}", index=False)
+    second = make_article(kb, "faq-gym", f"The gym closes at 10 pm every evening. {shared}", index=False)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(services, "embed_texts", lambda batch: calls.append(list(batch)) or embed_texts(batch))
+
+    articles_reindex(article_ids=[first.pk, second.pk])
+    (batch,) = calls  # one encoder call for the chunks and the claims of both
+    assert len(batch) == len(set(batch))
+    claims = {a.pk: claim_texts(title=a.current_version.title, body=a.current_version.body) for a in (first, second)}
+    shared_claims = set(claims[first.pk]) & set(claims[second.pk])
+    assert shared_claims and shared_claims <= set(batch)
+    stored = version_claim_vectors(knowledge_base_id=kb.pk,
+                                   version_ids=[first.current_version_id, second.current_version_id])
+    for article in (first, second):
+        _, vectors = stored[article.current_version_id]
+        assert float((vectors * embed_texts(claims[article.pk])).sum(axis=1).min()) > 0.99
+
+    calls.clear()
+    body = first.current_version.body.replace("The pool opens", "The sauna opens")
+    version = article_edit(article=first, expected_version_id=first.current_version_id, body=body)
+    articles_reindex(article_ids=[first.pk])
+    changed = set(claim_texts(title=version.title, body=body)) - set(claims[first.pk])
+    chunks = {f"{version.title}\n{piece}" for piece in chunk_body(body)}
+    assert changed and set(calls[0]) == chunks | changed  # the unchanged sentences are not embedded again
+    _, vectors = version_claim_vectors(knowledge_base_id=kb.pk, version_ids=[version.pk])[version.pk]
+    assert float((vectors * embed_texts(claim_texts(title=version.title, body=body))).sum(axis=1).min()) > 0.99
+
+
+def test_kept_claim_vectors_are_handed_out_only_to_the_encoder_that_computed_them(settings, no_kept_vectors):
+    vector = np.ones(384, dtype=np.float32)
+    no_kept_vectors.keep({"Lockers are free.": vector}, encoder="minilm\nonnx-opt")
+    settings.EMBEDDING_MODEL_PATH, settings.EMBEDDING_BACKEND = "minilm", "onnx-opt"
+    assert list(no_kept_vectors.known(["Lockers are free.", "Towels cost extra."])) == ["Lockers are free."]
+    settings.EMBEDDING_BACKEND = "onnx-int8"
+    assert no_kept_vectors.known(["Lockers are free."]) == {}
