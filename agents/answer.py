@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import pysbd
 
 from agents.citations import citation_tag, cited_refs
 from agents.llm import LLMConfig, complete_json
@@ -79,7 +80,6 @@ def _prompt(question: str, passages: list[Passage]) -> str:
 
 @functools.cache
 def _segmenter():
-    import pysbd
 
     return pysbd.Segmenter(language="en", clean=False)
 

@@ -27,7 +27,14 @@ from typing import Mapping, Sequence
 from agents.detection import DetectionPlan, shown_for
 from agents.llm import LLMConfig
 from agents.llm_detector import detect_with_llm, verdicts_from_result
-from agents.types import MAX_ARTICLES_CHECKED, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult
+from agents.types import (
+    MAX_ARTICLES_CHECKED,
+    ArticleText,
+    ClaimPairsShown,
+    ClaimsShown,
+    ConflictFinding,
+    DetectionResult,
+)
 
 # Two refs with the texts the turn saw: the same pair on other texts is another question for the LLM.
 PairTexts = tuple[ArticleText, ArticleText]

@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Literal
 from agents.llm import LLMConfig, LLMError
 from agents.llm_detector import detect_with_llm, verdicts_from_result
 from agents.types import (
-    MAX_ARTICLES_CHECKED, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult, PairJudgement, pair_key,
+    MAX_ARTICLES_CHECKED,
+    ArticleText,
+    ClaimPairsShown,
+    ClaimsShown,
+    ConflictFinding,
+    DetectionResult,
+    PairJudgement,
+    pair_key,
 )
 
 if TYPE_CHECKING:
@@ -234,7 +241,7 @@ def plan_detection(
     if not aligned:
         plan.unjudged += left
         return plan
-    from agents.excerpts import PairAlignment  # with the claim detector's parsers, as _claim_findings
+    from agents.excerpts import PairAlignment  # noqa: PLC0415 - with the claim detector's parsers, which load slowly (as _claim_findings)
 
     plan.alignments = {key: PairAlignment(by_ref[key[0]], by_ref[key[1]], vectors=claim_vectors, year=today.year)
                        for key in left}
@@ -309,7 +316,7 @@ def _claim_findings(*, articles: list[ArticleText], now: dt.date, vectors: Claim
                     judge: JudgeSetup | None = None) -> tuple[list[ConflictFinding], set[tuple[str, str]]]:
     """The claim detector's findings and the pairs it found to be about different things."""
     # Imported here: the claim detector loads parsing libraries the LLM-only tests do not need.
-    from agents.claims import detect_claim_conflicts
+    from agents.claims import detect_claim_conflicts  # noqa: PLC0415 - the claim parsers load slowly: only the detectors that use them
 
     result = detect_claim_conflicts(articles=articles, now=now, vectors=vectors, judge=judge)
     findings = list(getattr(result, "findings", result))

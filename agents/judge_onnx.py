@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from agents.claims.judged import JudgeSetup
-from agents.judge import Calibration, CachedJudge, StatementPair, judge_input
+from agents.judge import CachedJudge, Calibration, StatementPair, judge_input
 
 MAX_TOKENS = 128
 MODEL_FILE, TOKENIZER_FILE, CALIBRATION_FILE, CARD_FILE = "model.onnx", "tokenizer.json", "calibration.json", "card.json"

@@ -18,7 +18,16 @@ from typing import Callable
 
 import numpy as np
 
-from agents.judge import CONTRADICTS, DIFFERENT_SCOPE, LABELS, UNRELATED, CachedJudge, Calibration, StatementPair, judge_input
+from agents.judge import (
+    CONTRADICTS,
+    DIFFERENT_SCOPE,
+    LABELS,
+    UNRELATED,
+    CachedJudge,
+    Calibration,
+    StatementPair,
+    judge_input,
+)
 from agents.judge_onnx import CALIBRATION_FILE, CARD_FILE, MAX_TOKENS, MODEL_FILE, TOKENIZER_FILE, OnnxJudge
 
 REQUIRED = ("business", "a", "b", "label")

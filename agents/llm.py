@@ -22,8 +22,8 @@ import json
 import logging
 import re
 import threading
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import jsonschema

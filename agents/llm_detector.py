@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from agents.llm import LLMConfig, complete_json_reply, with_max_items
 from agents.prompt_text import neutralise_tag, quote_attribute
 from agents.quotes import QUOTES_SCHEMA, verified_quotes
-from agents.types import CONFLICT_TYPES, ArticleText, ClaimPairsShown, ClaimsShown, ConflictFinding, DetectionResult, pair_key
+from agents.types import (
+    CONFLICT_TYPES,
+    ArticleText,
+    ClaimPairsShown,
+    ClaimsShown,
+    ConflictFinding,
+    DetectionResult,
+    pair_key,
+)
 
 NO_CONFLICT_TYPE = "none"
 # Bounds the prompt for very long articles (a PDF chapter); snippets are still checked against the full text.

@@ -17,6 +17,7 @@ from articles.chunking import chunk_body
 from articles.claim_texts import claim_text_vectors, claim_texts, matrix_to_bytes, texts_key
 from articles.embeddings import embed_texts, encoder_identity
 from articles.models import Article, ArticleStatus, Chunk, IndexSyncJob, KnowledgeBase, SyncStatus, VersionClaimVectors
+from articles.selectors import stale_articles
 from kbreview.foreground import yield_to_foreground
 from kbreview.jobs import enqueue
 from kbreview.leases import lease_claim, lease_fail, lease_finish, lease_heartbeat
@@ -175,7 +176,6 @@ def articles_reindex(*, article_ids: list[int], batch_size: int = 64) -> int:
 
 
 def stale_article_ids(*, knowledge_base: KnowledgeBase) -> list[int]:
-    from articles.selectors import stale_articles
 
     return list(stale_articles(knowledge_base=knowledge_base).values_list("pk", flat=True))
 

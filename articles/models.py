@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Length
+from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from kbreview.leases import Leased
@@ -224,7 +225,6 @@ class IndexSyncJob(Leased):
         return {"started_at": now, "done": 0}  # a job taken over from a dead worker starts again
 
     def lease_give_up(self, reason: str) -> dict:
-        from django.utils import timezone
 
         return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
@@ -424,7 +424,6 @@ class SourceSync(Leased):
         return {"started_at": now}
 
     def lease_give_up(self, reason: str) -> dict:
-        from django.utils import timezone
 
         return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 

@@ -14,7 +14,14 @@ from pgvector.django import CosineDistance
 from articles.claim_texts import matrix_from_bytes
 from articles.embeddings import embed_text
 from articles.models import (
-    Article, ArticleStatus, ArticleVersion, Chunk, IndexSyncJob, KnowledgeBase, Membership, VersionClaimVectors,
+    Article,
+    ArticleStatus,
+    ArticleVersion,
+    Chunk,
+    IndexSyncJob,
+    KnowledgeBase,
+    Membership,
+    VersionClaimVectors,
 )
 from kbreview.foreground import foreground_work
 

@@ -25,9 +25,10 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 from lxml import etree
 
+from articles.audit import audit_event_record
+from articles.indexing import articles_reindex
 from articles.ingest import SUPPORTED_SUFFIXES, IngestError, ParsedArticle, parse_path, slugify
 from articles.ingest import _supported_files as supported_files_in
-from articles.audit import audit_event_record
 from articles.models import (
     ACTIVE_SYNC_STATUSES,
     CONSOLE_REASONS,
@@ -49,7 +50,6 @@ from articles.models import (
     SyncStatus,
     SyncTrigger,
 )
-from articles.indexing import articles_reindex
 from articles.services import (
     ArticleInputError,
     article_delete,

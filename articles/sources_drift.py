@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from articles.audit import audit_event_record
 from articles.chunking import _SENTENCE_END, paragraphs  # the chunker's own sentence boundaries
+from articles.indexing import article_reindex
 from articles.ingest import ParsedArticle
 from articles.models import (
     Article,
@@ -21,7 +22,6 @@ from articles.models import (
     SourcePage,
     VersionReason,
 )
-from articles.indexing import article_reindex
 from articles.services import article_edit
 
 

@@ -56,8 +56,8 @@ import os
 import random
 import re
 import sys
-from urllib.parse import urlencode
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as common  # noqa: E402
@@ -235,9 +235,8 @@ class Dataset:
 
     def grow(self, *, conflicts: int, occurrences: int) -> None:
         """Add conflicts [self.conflicts, conflicts) and occurrences up to `occurrences` in total."""
-        from conflicts.models import Conflict, ConflictActivity, ConflictOccurrence, ResolutionSuggestion, Turn
-
         from articles.models import Article
+        from conflicts.models import Conflict, ConflictActivity, ConflictOccurrence, ResolutionSuggestion, Turn
 
         article_table = _table(Article)
         first, new_conflicts = self.conflicts, conflicts - self.conflicts
@@ -293,8 +292,8 @@ class Dataset:
                 "recurred_after_review": "(c.status = 'open' AND c.w < 0.05)",
                 "reviewed_by_id": f"CASE WHEN {reviewed} THEN %(reviewer)s END",
                 "reviewed_at": f"CASE WHEN {reviewed} THEN %(now)s - c.w * interval '60 days' END",
-                "review_note": f"CASE WHEN c.status = 'processed' THEN 'Kept the newer figure; the older article was corrected.' "
-                               f"WHEN c.status = 'dismissed' THEN 'Intentional: the two articles cover different regions.' ELSE '' END",
+                "review_note": "CASE WHEN c.status = 'processed' THEN 'Kept the newer figure; the older article was corrected.' "
+                               "WHEN c.status = 'dismissed' THEN 'Intentional: the two articles cover different regions.' ELSE '' END",
                 "winner": "CASE WHEN c.status = 'processed' THEN (CASE WHEN c.u < 0.5 THEN 'low' ELSE 'high' END) "
                           "WHEN c.status = 'dismissed' THEN 'both' ELSE '' END",
                 "reviewed_version_low_id": f"CASE WHEN {reviewed} THEN c.version_low END",

@@ -32,8 +32,8 @@ import django  # noqa: E402
 django.setup()
 
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
-from articles.embeddings import embed_texts  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
+from articles.embeddings import embed_texts  # noqa: E402
 from articles.ingest import parse_path  # noqa: E402
 
 DEMO = REPO / "articles" / "fixtures" / "demo"

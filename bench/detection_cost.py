@@ -67,7 +67,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 from _detection_fixtures import (  # noqa: E402
-    KB, Event, Oracle, Question, build_kb, build_questions, build_replay, edit_article,
+    KB,
+    Event,
+    Oracle,
+    Question,
+    build_kb,
+    build_questions,
+    build_replay,
+    edit_article,
 )
 
 FULL = {"articles": 2000, "questions": 4000, "turns": 10_000}
@@ -76,6 +83,7 @@ ZIPF_S = 1.0
 EDIT_SHARE = 0.01
 PLANTED_SHARE = 0.075  # articles whose fact was changed: 150 of 2,000
 from agents.types import MAX_ARTICLES_CHECKED as MAX_ARTICLES  # noqa: E402
+
 SEED = 20260
 RATE = 1.0  # turns per second arriving at one knowledge base (the headline; the sweep varies it)
 RATES = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -134,10 +142,11 @@ class Workers:
     """
 
     def __init__(self, *, start) -> None:
+        from django.utils import timezone
+
         import kbreview.jobs
         from conflicts.services.detection import batching
         from conflicts.tasks import detect_turn
-        from django.utils import timezone
 
         self.start = start
         self.offset_s = 0.0

@@ -39,13 +39,14 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
+
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
 from agents.claims.values import comparable, equal_values, extract_values  # noqa: E402
 from agents.configuration import llm_config_for  # noqa: E402
 from agents.detection import CONFIRM_BELOW, JUDGED_CONFIRM_BELOW, run_detection  # noqa: E402
-from agents.judge_onnx import judge_setup, load_card  # noqa: E402
-from django.conf import settings  # noqa: E402
 from agents.excerpts import PairAlignment  # noqa: E402
+from agents.judge_onnx import judge_setup, load_card  # noqa: E402
 from agents.llm import JSON_MODES, LLMConfig, LLMError  # noqa: E402
 from agents.types import ArticleText, pair_key  # noqa: E402
 from articles.embeddings import embed_texts  # noqa: E402
@@ -129,10 +130,10 @@ def cpu_first_sight(*, size: int = 8, limit: int | None = None) -> dict[str, lis
     (articles.claim_vectors.StoredFirstEncoder; its one database query per turn is not in this figure)."""
     import time
 
-    from articles.claim_texts import texts_key
-    from bench.demo_detection import NOW
     from agents.claims.analysis import VECTOR_CACHE_ARTICLES
+    from articles.claim_texts import texts_key
     from articles.claim_vectors import StoredFirstEncoder
+    from bench.demo_detection import NOW
     from conflicts.services.detection import claim_texts_of
 
     articles, sets = demo_cpu_sets(size=size, limit=limit)

@@ -30,11 +30,11 @@ def main() -> int:
 
     setup_django(database="extractive")
     from agents.answer import Passage, extractive_answer
-    from articles.embeddings import embed_texts
     from agents.citations import citation_tag
     from articles.demo import demo_paths, demo_questions
-    from articles.services import articles_import_paths, knowledge_base_get_or_create
+    from articles.embeddings import embed_texts
     from articles.selectors import search
+    from articles.services import articles_import_paths, knowledge_base_get_or_create
     from conflicts.services.answering import answer_passages, rerank
 
     kb = knowledge_base_get_or_create(slug="bench-extractive", name="Demo (bench)")

@@ -34,7 +34,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as common  # noqa: E402
 
-
 log = common.log
 
 
@@ -145,8 +144,8 @@ def measure_encoders(texts: list[str]) -> dict:
 
 def measure_fixes(kb, articles, trials: int, rng: random.Random) -> dict:
     import articles.selectors as selectors
-    from articles.models import Article, Chunk
     from articles.indexing import article_reindex
+    from articles.models import Article, Chunk
     from articles.services import article_edit
 
     by_ref = {a.ref: a for a in articles}
@@ -329,9 +328,9 @@ def default_ef() -> int:
 
 def measure_recall(kb, vectors, *, label: str) -> float:
     """Mean recall@10 of vector_search_ids(exact=False) against exact=True on the same query vectors."""
-    import articles.selectors as selectors
     from pgvector.django import CosineDistance
 
+    import articles.selectors as selectors
     from articles.models import Chunk
 
     def distances(ids, vector) -> list[float]:

@@ -19,11 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.detection_quality import BROAD, labelled_sets, score, settings  # noqa: E402  (sets up Django)
-
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
 from agents.judge_onnx import judge_setup  # noqa: E402
 from articles.embeddings import embed_texts  # noqa: E402
+from bench.detection_quality import BROAD, labelled_sets, score, settings  # noqa: E402  (sets up Django)
 
 BARS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93)
 

@@ -45,8 +45,8 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as common  # noqa: E402
-
 from _scripted_model import ANSWER_DELAY_S, DETECTION_DELAY_S  # noqa: E402
+
 HUNG_DELAY_S = 30.0
 HUNG_TIMEOUT_S = 0.5
 CALLERS = 24
@@ -273,8 +273,8 @@ def main() -> None:
     from django.test import override_settings
 
     from articles.services import articles_import
-    from conflicts.services import turns as turn_service
     from conflicts.models import Conflict
+    from conflicts.services import turns as turn_service
 
     log(f"[setup] workers wait up to WORKER_YIELD_MAX_S={settings.WORKER_YIELD_MAX_S} s for a gap in the replies' "
         f"searches and writes (0: never); niceness {settings.WORKER_NICENESS}")

@@ -11,9 +11,9 @@ import threading
 import time
 from typing import Annotated, Any, Literal
 
-from django.db import InterfaceError, OperationalError
 from django.conf import settings
 from django.core.cache import cache
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from ninja import Field, NinjaAPI, Query, Schema
 from ninja.errors import AuthenticationError, AuthorizationError, Throttled, ValidationError
@@ -37,7 +37,6 @@ from conflicts.models import (
 )
 from conflicts.services.policy import conflict_check, policy_decisions_record, turn_policy_refresh
 from conflicts.services.turns import RetrievedRef
-from kbreview.middleware import database_unavailable_response
 from kbreview.input_limits import (
     PG_INTEGER_MAX,
     URL_SAFE_ID_PATTERN,
@@ -47,6 +46,7 @@ from kbreview.input_limits import (
     url_id_problem,
     year_range_pattern,
 )
+from kbreview.middleware import database_unavailable_response
 
 logger = logging.getLogger(__name__)
 

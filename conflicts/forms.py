@@ -6,10 +6,18 @@ import datetime as dt
 from django import forms
 from django.utils import timezone
 
-from conflicts.models import CAVEAT_MAX_LENGTH, AnswerMode, AnswerPolicy, ConflictStatus, ConflictType, ReviewWinner, TokenScope
+from conflicts.models import (
+    CAVEAT_MAX_LENGTH,
+    AnswerMode,
+    AnswerPolicy,
+    ConflictStatus,
+    ConflictType,
+    ReviewWinner,
+    TokenScope,
+)
 from conflicts.selectors import QUEUE_SORTS
 from conflicts.services import ArticleFix
-
+from conflicts.services.policy import caveat_problem
 
 QUERY_MAX_CHARS = 200
 
@@ -310,7 +318,6 @@ class AnswerPolicyForm(forms.Form):
     )
 
     def clean_caveat_text(self):
-        from conflicts.services.policy import caveat_problem
 
         text = self.cleaned_data["caveat_text"].strip()
         problem = caveat_problem(text)

@@ -16,6 +16,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.utils import timezone
 
 from agents.igd.arithmetic import Mode
 from agents.types import MAX_ARTICLES_CHECKED, MODEL_DISAGREES, RECORDED_TYPE_LABELS
@@ -171,7 +172,6 @@ class DetectionRun(Leased):
                 + 4 * settings.WORKER_YIELD_MAX_S + settings.DETECTION_CLAIM_MARGIN_S)
 
     def lease_give_up(self, reason: str) -> dict:
-        from django.utils import timezone
 
         return {"outcome": DetectionOutcome.ERROR, "reason": f"{reason}; recorded as no conflicts",
                 "finished_at": timezone.now()}
@@ -581,7 +581,6 @@ class InductionRun(Leased):
         ]
 
     def lease_give_up(self, reason: str) -> dict:
-        from django.utils import timezone
 
         return {"status": InductionStatus.FAILED, "reason": reason, "finished_at": timezone.now()}
 
@@ -712,7 +711,6 @@ class SuggestionJob(Leased):
         indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]
 
     def lease_give_up(self, reason: str) -> dict:
-        from django.utils import timezone
 
         return {"status": JobStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 

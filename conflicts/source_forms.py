@@ -8,7 +8,6 @@ from django import forms
 from articles.models import GonePolicy, SourceKind, SourceSchedule
 from conflicts.forms import TitleField
 
-
 # What the location holds, per kind: the field's placeholder follows the chosen kind (static/js/console.js).
 LOCATION_PLACEHOLDERS = {
     SourceKind.URLS: "https://help.example.com/returns\nhttps://help.example.com/shipping",

@@ -11,9 +11,9 @@ from django.utils import timezone
 from conflicts.models import DetectionRun, InductionRun, NotificationDelivery, SuggestionJob
 from conflicts.services.deliveries import notification_delivery_attempt
 from conflicts.services.detection import turn_detect
+from conflicts.services.induction import induction_run_work, rule_induction_enqueue_all
 from conflicts.services.notifications import digest_send
 from conflicts.services.review import conflicts_snooze_expire
-from conflicts.services.induction import induction_run_work, rule_induction_enqueue_all
 from conflicts.services.suggestions import suggestion_job_run
 from kbreview.jobs import job_task, wake
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.cache import patch_cache_control
 
@@ -59,7 +59,6 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        from django.db import InterfaceError, OperationalError
 
         if isinstance(exception, (OperationalError, InterfaceError)):
             return database_unavailable_response(request, exception)

@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from articles.ingest import ParsedArticle
 from articles.indexing import article_reindex
+from articles.ingest import ParsedArticle
 from articles.models import AuditEvent
 from articles.services import article_upsert
 

@@ -7,8 +7,8 @@ import pytest
 from celery import Celery
 
 from agents.llm_detector import SCHEMA_NAME
-from articles.models import Chunk, SyncStatus
 from articles.indexing import index_sync_start
+from articles.models import Chunk, SyncStatus
 from tests.factories import make_article
 from tests.support import processes
 from tests.support.scripted_llm import ScriptedLLM, answer, http_error, schema_name, slow, verdict, verdicts

@@ -10,11 +10,11 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.answer import Passage, generate_answer
-from articles.embeddings import embed_texts
 from agents.detection import run_detection
 from agents.macr.reasoner import suggest
 from agents.macr.rules import executable_rules
 from agents.types import ArticleText
+from articles.embeddings import embed_texts
 from tests.conflicts.console_support import make_conflict, make_user
 from tests.factories import make_article
 from tests.support.scripted_llm import answer, message_text, verdict, verdicts

@@ -13,7 +13,14 @@ from conflicts.services import api_token_create
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.conflicts.console_support import make_conflict, make_user
 from tests.factories import make_article
-from tests.support.console_urls import NOT_KB_VIEWS, OWN_SETTINGS_VIEWS, console_kwargs, console_patterns, notification_objects, source_objects
+from tests.support.console_urls import (
+    NOT_KB_VIEWS,
+    OWN_SETTINGS_VIEWS,
+    console_kwargs,
+    console_patterns,
+    notification_objects,
+    source_objects,
+)
 
 pytestmark = pytest.mark.django_db
 

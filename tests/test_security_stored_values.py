@@ -12,7 +12,6 @@ from articles.models import Article, ArticleVersion, AuditEvent, IndexSyncJob
 from articles.services import article_edit
 from conflicts.models import (
     ArticleUsage,
-    Conflict,
     ConflictActivity,
     ConflictOccurrence,
     DetectionRun,

@@ -15,11 +15,33 @@ import numpy as np
 
 from .scope import spell_out_days
 from .split import LEADER_SPAN_RE, Claim, split_claims
-from .words import STOPWORDS
+from .stance import (
+    channel_stances,
+    channels,
+    denied_of,
+    denied_predicates,
+    denied_words,
+    is_negative,
+    modality,
+    strip_negation,
+)
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
-from .stance import (channel_stances, channels, denied_of, denied_predicates, denied_words, is_negative, modality,
-                     strip_negation)
-from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, extract_values
+from .values import (
+    AGE,
+    CLOCK,
+    COUNT,
+    DATE,
+    EMAIL,
+    MONEY,
+    PERCENT,
+    PHONE,
+    QUANTITY,
+    UNLIMITED,
+    URL,
+    Value,
+    extract_values,
+)
+from .words import STOPWORDS
 
 # An encoder turns texts into unit-length vectors (the index's sentence model, passed in as a callable).
 Encoder = Callable[[Sequence[str]], np.ndarray]

@@ -11,15 +11,34 @@ from dataclasses import dataclass, replace
 
 from agents.types import CONFLICT_TYPES
 
-from .analysis import ClaimFacts
+from .analysis import RELATED_STEM_MIN_PREFIX, ClaimFacts, content_stems, shared_stems, stem
+from .places import (
+    ORIGIN_STRENGTH,
+    PLACE_STRENGTH,
+    RESTRICTION_STRENGTH,
+    origin_against_any_place,
+    two_places,
+    widened_channels,
+)
 from .scope import DAYS, Scope, days_in, proper_names, scopes_differ, scopes_uneven
-from .places import (ORIGIN_STRENGTH, PLACE_STRENGTH, RESTRICTION_STRENGTH, origin_against_any_place, two_places,
-                     widened_channels)
 from .stance import CHANNEL_RES, NEGATION_RE, PERMISSION_RE
 from .subject import Relation, phrase_stems, relation, statement_subject, subject_of
-from .analysis import RELATED_STEM_MIN_PREFIX, content_stems, shared_stems, stem
-from .values import (AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, UNLIMITED, URL, Value, comparable,
-                     equal_values)
+from .values import (
+    AGE,
+    CLOCK,
+    COUNT,
+    DATE,
+    EMAIL,
+    MONEY,
+    PERCENT,
+    PHONE,
+    QUANTITY,
+    UNLIMITED,
+    URL,
+    Value,
+    comparable,
+    equal_values,
+)
 
 # Alignment thresholds (cosine of masked claims): tuned on the development half of the broad corpus.
 VALUE_MIN_SIMILARITY = 0.62

@@ -15,8 +15,8 @@ from enum import Enum
 
 import snowballstemmer
 
-from .words import STOPWORDS
 from .scope import DAYS, MONTHS
+from .words import STOPWORDS
 
 # Days and months scope a claim (see scope.py); they never say what a value is of.
 CALENDAR_WORDS = frozenset(DAYS) | frozenset(f"{d}s" for d in DAYS) | frozenset(MONTHS) | {"weekday", "weekdays", "weekend", "weekends", "daily"}

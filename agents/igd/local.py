@@ -17,7 +17,6 @@ import numpy as np
 from agents.igd.local_model import LocalModel
 from agents.igd.prompts import completion_prompt
 
-
 PADDING_SHARE = 0.25  # a prompt joins a prefill group if the group's padding stays within this share of its tokens
 
 

@@ -42,9 +42,8 @@ def converted_folder(*, gguf_path: Path, cache_dir: Path) -> Path:
     with open(cache_dir / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # tests in parallel processes: one converts, the others wait
         if not (folder / "config.json").exists():
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-
             import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
 
             staging = cache_dir / f".{folder.name}.partial-{os.getpid()}"
             try:

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.llm import LLMConfig, with_max_items
-from agents.quotes import find_in_article, verified_quotes
 from agents.macr.calls import CallMeter, json_call
 from agents.macr.prompts import (
     CANNOT_TELL,
@@ -32,6 +31,7 @@ from agents.macr.prompts import (
     quote_source,
     quote_sources,
 )
+from agents.quotes import find_in_article, verified_quotes
 from agents.types import ArticleText, pair_key
 
 

@@ -20,7 +20,15 @@ from agents.macr.analyzer import Analysis, analyze
 from agents.macr.assessment import DEFAULT_SAMPLES, DEFAULT_THRESHOLD, Assessment, assess_knowledge
 from agents.macr.calls import CallMeter, json_call
 from agents.macr.entropy import Embed
-from agents.macr.prompts import CANNOT_TELL, COT_SCHEMA, COT_SCHEMA_NAME, COT_SYSTEM, SubjectHint, date_line, quote_sources
+from agents.macr.prompts import (
+    CANNOT_TELL,
+    COT_SCHEMA,
+    COT_SCHEMA_NAME,
+    COT_SYSTEM,
+    SubjectHint,
+    date_line,
+    quote_sources,
+)
 from agents.macr.reasoner import proposed_edit
 from agents.macr.reasoning import (
     PROVISIONAL_MAX_CONFIDENCE,
@@ -32,7 +40,7 @@ from agents.macr.reasoning import (
     source_background,
     synthesize,
 )
-from agents.macr.retrieval import RetrievedKnowledge, Retrieve, retrieve_knowledge
+from agents.macr.retrieval import Retrieve, RetrievedKnowledge, retrieve_knowledge
 from agents.macr.rules import ConflictPair, Rule
 from agents.types import ArticleText, Suggestion, pair_key
 

@@ -18,7 +18,6 @@ from articles.ingest.common import (
 )
 
 
-
 class _PlainYAMLHandler(YAMLHandler):
     """Front matter values as plain strings: YAML's own typing would turn `ref: 0012` into 12 and
     reject `updated_at: 2024-02-30` with an error that names no field; we check each field ourselves."""

@@ -2,11 +2,11 @@
 from conflicts.services.answering import AnswerResponse, answer_question
 from conflicts.services.detection import turn_detect
 from conflicts.services.review import (
-    ConflictStateError,
     ArticleFix,
-    conflict_dismiss,
+    ConflictStateError,
     conflict_assign,
     conflict_comment,
+    conflict_dismiss,
     conflict_reopen,
     conflict_resolve,
     conflict_snooze,

@@ -19,11 +19,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.answer import EXTRACTIVE_ARTICLES, GeneratedAnswer, Passage, extractive_answer, generate_answer
+from agents.configuration import llm_config_for
 from agents.igd.arithmetic import Mode
 from agents.igd.decoding import Backend
+from agents.igd.local import LocalBackend
+from agents.igd.local_model import load_local_model
+from agents.igd.openai_backend import OpenAIBackend
 from agents.igd.pipeline import ANSWER_PARAMS, IGDAnswer, igd_answer
 from agents.llm import LLMError
-from agents.configuration import llm_config_for
 from articles.audit import audit_event_record
 from articles.embeddings import embed_texts
 from articles.models import ArticleVersion, AuditAction, KnowledgeBase
@@ -31,7 +34,12 @@ from articles.selectors import SearchHit, search
 from conflicts.models import AnswerMode, AnswerPolicy, AnswerSettings, Turn, TurnSource
 from conflicts.services.disagreements import model_disagreement_record
 from conflicts.services.policy import (
-    ConflictCheck, caveat_problem, conflict_check, policy_decisions_record, reply_with_caveat, unknown_check,
+    ConflictCheck,
+    caveat_problem,
+    conflict_check,
+    policy_decisions_record,
+    reply_with_caveat,
+    unknown_check,
 )
 from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
 from kbreview.foreground import foreground_work
@@ -122,12 +130,9 @@ def igd_backend(kind: str | None = None) -> Backend | None:
     """The configured IGD backend (None when IGD_BACKEND=off); the local model is loaded once per process."""
     kind = kind or settings.IGD_BACKEND
     if kind == "local":
-        from agents.igd.local import LocalBackend
-        from agents.igd.local_model import load_local_model
 
         return LocalBackend(load_local_model(path=settings.LOCAL_LM_PATH, cache_dir=settings.LOCAL_LM_CACHE_DIR))
     if kind == "openai":
-        from agents.igd.openai_backend import OpenAIBackend
 
         config = llm_config_for("answer")
         if config is None:
@@ -162,7 +167,6 @@ def _computed_here(here: bool):
 
 
 def _runs_here(backend: Backend) -> bool:
-    from agents.igd.local import LocalBackend
 
     return isinstance(backend, LocalBackend)
 

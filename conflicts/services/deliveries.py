@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from articles.sources_fetch import FetchError, Target, checked_address, pinned_pool, request_failure
 from conflicts.models import DeliveryChannel, DeliveryStatus, NotificationDelivery
-from conflicts.services.notifications import InvalidSecret, SIGNATURE_HEADER, webhook_secret_reveal, webhook_signature
+from conflicts.services.notifications import SIGNATURE_HEADER, InvalidSecret, webhook_secret_reveal, webhook_signature
 from kbreview.leases import lease_claim, lease_finish
 
 logger = logging.getLogger(__name__)

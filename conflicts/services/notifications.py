@@ -19,6 +19,9 @@ import secrets
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -204,9 +207,6 @@ def notification_preference_set(*, user, knowledge_base: KnowledgeBase, email_mo
 def notification_email_set(*, user, knowledge_base: KnowledgeBase, email: str):
     """A member's own e-mail address (every message to them goes there; empty: none). Audited in the knowledge
     base where it was changed, with the address before and after."""
-    from django.contrib.auth import get_user_model
-    from django.core.exceptions import ValidationError
-    from django.core.validators import validate_email
 
     email = get_user_model().objects.normalize_email(email.strip())
     if email:

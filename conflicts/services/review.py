@@ -11,8 +11,8 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
-from articles.models import Article, ArticleStatus, ArticleVersion, VersionReason
 from articles.indexing import article_reindex
+from articles.models import Article, ArticleStatus, ArticleVersion, Membership, Role, VersionReason
 from articles.services import StaleVersionError, article_delete, article_edit
 from conflicts.models import (
     ActivityKind,
@@ -312,7 +312,6 @@ def _describe_change(change: dict) -> str:
 
 def conflict_assign(*, conflict: Conflict, assignee, actor=None) -> Conflict:
     """Give the conflict to a member who may review it (reviewer or ops), or to no one (None)."""
-    from articles.models import Membership, Role
 
     if assignee is not None:
         membership = Membership.objects.filter(user=assignee, knowledge_base_id=conflict.knowledge_base_id).first()

@@ -13,8 +13,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents.llm import LLMError
 from agents.configuration import llm_config_for
+from agents.llm import LLMError
 from agents.macr.calibration import default_threshold
 from agents.macr.pipeline import suggest_for_conflict
 from agents.macr.reasoner import suggest

@@ -12,14 +12,14 @@ from conflicts.views.dashboard import home
 from conflicts.views.detail import (
     conflict_assign_view,
     conflict_comment_view,
-    conflict_snooze_view,
-    conflict_unsnooze_view,
     conflict_detail_view,
     conflict_dismiss_view,
     conflict_preview,
     conflict_reopen_view,
     conflict_resolve_view,
+    conflict_snooze_view,
     conflict_suggestion_recompute,
+    conflict_unsnooze_view,
 )
 from conflicts.views.notifications import (
     notification_email,

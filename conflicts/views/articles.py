@@ -10,8 +10,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles import selectors as article_selectors
-from articles.models import Article, ArticleStatus, ArticleVersion, Role
 from articles.indexing import article_reindex
+from articles.models import Article, ArticleStatus, ArticleVersion, Role
 from articles.services import (
     ArticleInputError,
     StaleVersionError,

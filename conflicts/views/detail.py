@@ -9,13 +9,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from agents.configuration import llm_config_for
 from articles.models import ArticleStatus, Role
 from articles.services import ArticleInputError, StaleVersionError
 from conflicts import selectors
 from conflicts.forms import AssignForm, CommentForm, DismissForm, ReopenForm, ResolveForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
 from conflicts.permissions import allows, kb_view
-from agents.configuration import llm_config_for
 from conflicts.services import (
     ConflictStateError,
     conflict_assign,

@@ -11,12 +11,11 @@ import re
 from dataclasses import dataclass
 
 import nh3
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
-from django.utils.html import escape
-
 from articles.selectors import version_numbers
-from django.utils.safestring import SafeString, mark_safe
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
 

@@ -10,7 +10,12 @@ from django.views.decorators.http import require_POST
 from articles.models import Role
 from conflicts import selectors
 from conflicts.models import DeliveryStatus, NotificationDelivery, Webhook
-from conflicts.notification_forms import NotificationEmailForm, NotificationPreferenceForm, NotificationSettingsForm, WebhookForm
+from conflicts.notification_forms import (
+    NotificationEmailForm,
+    NotificationPreferenceForm,
+    NotificationSettingsForm,
+    WebhookForm,
+)
 from conflicts.permissions import kb_view
 from conflicts.services.notifications import (
     NotificationInputError,

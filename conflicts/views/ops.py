@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.utils import timezone
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from articles.indexing import index_sync_start

@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 from agents.claims import ClaimVectors, JudgeSetup, detect_claim_conflicts
-from agents.judge import CONTRADICTS, DIFFERENT_SCOPE, LABELS, UNRELATED, CachedJudge, Calibration, StatementPair, tail_point
+from agents.judge import (
+    CONTRADICTS,
+    DIFFERENT_SCOPE,
+    LABELS,
+    UNRELATED,
+    CachedJudge,
+    Calibration,
+    StatementPair,
+    tail_point,
+)
 from agents.types import ArticleText
 from articles.embeddings import embed_texts
 

@@ -16,8 +16,8 @@ from agents.llm_detector import (
     detect_with_llm,
     listed_pairs,
     reply_budget,
-    verdicts_schema,
     verdicts_from_result,
+    verdicts_schema,
 )
 from agents.types import ArticleText
 from tests.support.scripted_llm import answer, http_error, message_text, verdict, verdicts

@@ -5,8 +5,8 @@ import pytest
 
 from articles import claim_texts as claim_texts_module
 from articles.claim_texts import claim_texts, claim_texts_register
-from articles.models import Chunk, VersionClaimVectors
 from articles.indexing import articles_reindex
+from articles.models import Chunk, VersionClaimVectors
 from tests.factories import make_article
 
 
@@ -41,9 +41,9 @@ def test_an_article_the_claim_function_fails_on_is_still_indexed_without_claim_v
 def test_vectors_stored_by_another_encoder_are_neither_read_nor_kept_by_a_full_resync(kb, settings):
     """Switching EMBEDDING_MODEL_PATH or EMBEDDING_BACKEND makes a full re-sync embed the claims again (as it
     does the chunks), and a turn's check computes its own rather than mixing in the other encoder's vectors."""
-    from articles.indexing import _index_plan
     from agents.claims.analysis import VECTOR_CACHE_ARTICLES
     from articles.claim_vectors import StoredFirstEncoder
+    from articles.indexing import _index_plan
 
     article = make_article(kb, "faq-pool", "A day pass costs €12. The pool opens at 7 am.", index=False)
     articles_reindex(article_ids=[article.pk])

@@ -6,8 +6,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from kbreview.jobs import jobs_sweep
 from articles.models import Article, Chunk, IndexSyncJob, SyncStatus
+from kbreview.jobs import jobs_sweep
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 import pytest
 
-from articles.selectors import search
 from articles.indexing import article_reindex
+from articles.selectors import search
 from articles.services import article_edit
 from tests.factories import make_article
 

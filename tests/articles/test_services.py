@@ -2,10 +2,10 @@ import json
 
 import pytest
 
+from articles.indexing import index_resync
 from articles.ingest import IngestError
 from articles.models import Article, ArticleStatus, ArticleVersion, AuditAction, Chunk
 from articles.selectors import stale_articles
-from articles.indexing import index_resync
 from articles.services import (
     StaleVersionError,
     article_delete,
@@ -149,8 +149,8 @@ def test_a_sync_job_is_claimed_once_and_reports_progress(kb):
     from django.conf import settings
     from django.utils import timezone
 
-    from articles.models import IndexSyncJob, SyncStatus
     from articles.indexing import index_sync_job_run
+    from articles.models import IndexSyncJob, SyncStatus
     from tests.factories import make_article
 
     make_article(kb, "faq-a", "Alpha text.", index=False)

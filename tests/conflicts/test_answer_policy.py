@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from articles.models import AuditEvent
 from conflicts.models import AnswerSettings, JobStatus, PolicyDecision, ResolutionSuggestion, SuggestionJob, Turn
-from conflicts.services import conflict_dismiss, conflict_reopen, conflict_resolve, answer_question
+from conflicts.services import conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.answering import answer_settings_update
 from conflicts.services.policy import conflict_check
 from tests.conflicts.console_support import make_conflict

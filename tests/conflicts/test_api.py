@@ -5,7 +5,6 @@ import pytest
 from conflicts.models import ApiToken, Turn
 from conflicts.services import api_token_create
 
-
 TURN = {
     "external_id": "chat-1",
     "question": "How much is a ticket to Inishmara?",

@@ -6,7 +6,8 @@ import json
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conflicts.services import api_token_create
 

@@ -7,7 +7,6 @@ import pytest
 from django.utils import timezone
 
 from articles.models import KnowledgeBase
-from kbreview.jobs import jobs_sweep
 from conflicts.models import DeliveryStatus, NotificationDelivery, NotificationEventKind
 from conflicts.services.deliveries import notification_delivery_attempt, retry_delay_s
 from conflicts.services.notifications import (
@@ -18,6 +17,7 @@ from conflicts.services.notifications import (
     webhook_set_active,
 )
 from kbreview.celery import app
+from kbreview.jobs import jobs_sweep
 from tests.conflicts.console_support import make_conflict, make_user
 from tests.support.webhook_receiver import webhook_receiver  # noqa: F401  (fixture)
 

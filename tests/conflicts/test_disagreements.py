@@ -8,13 +8,13 @@ from django.utils import timezone
 from agents.igd.pipeline import MemoryDisagreement
 from articles.models import AuditEvent
 from articles.services import article_edit
-from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.models import ActivityKind, AnswerSettings, Conflict, ConflictActivity, ConflictStatus
 from conflicts.services import ArticleFix, ConflictStateError, conflict_dismiss, conflict_reopen, conflict_resolve
 from conflicts.services.answering import answer_settings_update
 from conflicts.services.disagreements import model_disagreement_record, model_disagreements_recorded
-from conflicts.services.review import conflict_resolve_by_deleting_older
 from conflicts.services.induction import staff_decisions
+from conflicts.services.review import conflict_resolve_by_deleting_older
+from conflicts.services.suggestions import suggestion_enqueue
 from conflicts.services.turns import RetrievedRef, turn_report
 from tests.factories import make_article
 

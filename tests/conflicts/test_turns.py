@@ -3,12 +3,12 @@ import threading
 import pytest
 from django.db import connection
 
-from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, DetectionRun, Turn
+from agents.types import ConflictFinding
 from articles.models import AuditAction, AuditEvent
+from conflicts.models import ArticleUsage, Conflict, ConflictOccurrence, DetectionOutcome, DetectionRun, Turn
 from conflicts.services import ReplyAlreadyRecorded, TurnMismatch, UnknownArticleRefs, turn_reply_record, turn_report
 from conflicts.services.detection import conflict_record
 from conflicts.services.turns import RetrievedRef
-from agents.types import ConflictFinding
 
 
 def report(kb, external_id="t-1", refs=("faq-fare-old", "web-fares"), reply=None):

@@ -215,8 +215,8 @@ def test_keyset_pages_cover_every_conflict_once_in_order(client, kb, reviewer, s
                       last_seen=now - dt.timedelta(hours=i % 7), reviewed_at=None if i % 2 else now - dt.timedelta(days=i % 6))
     client.force_login(reviewer)
     expected = [c.pk for c in client.get(reverse("conflict_queue"), {"sort": sort}).context["conflicts"]]
-    from conflicts.selectors import QUEUE_SORTS
     from conflicts.models import Conflict
+    from conflicts.selectors import QUEUE_SORTS
 
     everything = list(Conflict.objects.filter(knowledge_base=kb).order_by(*QUEUE_SORTS[sort]).values_list("pk", flat=True))
     assert expected == everything[:25]

@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop 
 import pytest  # noqa: E402
 
 from articles.models import Article, ArticleStatus, ArticleVersion  # noqa: E402
-from articles.services import article_delete, article_edit, knowledge_base_get_or_create  # noqa: E402
+from articles.services import knowledge_base_get_or_create  # noqa: E402
 from articles.sources import source_create  # noqa: E402
 from conflicts.models import Conflict  # noqa: E402
 from conflicts.services import conflict_dismiss  # noqa: E402

@@ -16,7 +16,6 @@ import pytest
 from django.core.management import call_command
 
 from agents.answer import Passage, generate_answer
-from articles.embeddings import embed_texts
 from agents.llm import (
     LLMError,
     complete_json,
@@ -29,6 +28,7 @@ from agents.llm import (
 )
 from agents.llm_detector import CONFLICT_TYPES, NO_CONFLICT_TYPE, detect_with_llm
 from agents.types import ArticleText
+from articles.embeddings import embed_texts
 from tests.real_llm.conftest import CALL_TIMEOUT_S
 
 pytestmark = pytest.mark.real_llm

@@ -5,7 +5,6 @@ from django.urls import URLPattern
 from django.views.generic import RedirectView
 
 from articles.models import DriftItem, Source, SourceFile, SourcePage, SourceSync
-
 from conflicts import urls as console_urls
 
 # Views outside any knowledge base (signing in and out, choosing one): no object ids, no KB role.

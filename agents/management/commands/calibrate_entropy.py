@@ -18,8 +18,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.llm import JSON_MODES, LLMError
 from agents.configuration import llm_config_for
+from agents.llm import JSON_MODES, LLMError
 from agents.macr.analyzer import normalise_answer
 from agents.macr.assessment import DEFAULT_SAMPLES, assess_knowledge
 from agents.macr.entropy import calibrate_threshold

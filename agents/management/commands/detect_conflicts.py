@@ -15,16 +15,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
-
 from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from agents.claims import ClaimVectors
 from agents.claims.judged import JUDGE_MODES
-from agents.judge_onnx import judge_setup
-from agents.detection import DETECTORS, run_detection
-from agents.llm import JSON_MODES, LLMConfig, LLMError
 from agents.configuration import llm_config_for
+from agents.detection import DETECTORS, run_detection
+from agents.judge_onnx import judge_setup
+from agents.llm import JSON_MODES, LLMConfig, LLMError
 from agents.types import ArticleText
 from articles.embeddings import embed_texts
 

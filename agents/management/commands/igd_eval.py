@@ -20,7 +20,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.igd.arithmetic import Mode
-from agents.igd.evaluation import DATASETS, EVAL_PARAMS, EVIDENCE_CHARS, METHODS, Scores, format_table, load_items, predict, summary_figures
+from agents.igd.evaluation import (
+    DATASETS,
+    EVAL_PARAMS,
+    EVIDENCE_CHARS,
+    METHODS,
+    Scores,
+    format_table,
+    load_items,
+    predict,
+    summary_figures,
+)
 from agents.llm import PLACEHOLDER_API_KEY, LLMConfig
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "datasets"

@@ -18,8 +18,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.llm import JSON_MODES, learnt_json_mode
 from agents.configuration import llm_config_for
+from agents.llm import JSON_MODES, learnt_json_mode
 from agents.macr.assessment import DEFAULT_SAMPLES, DEFAULT_THRESHOLD
 from agents.macr.evaluation import (
     DATASETS,

@@ -7,8 +7,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from articles.embeddings import model_dir
 from agents.judge_training import CorpusError, TrainSettings, train
+from articles.embeddings import model_dir
 
 DEFAULT_CORPUS = Path(settings.BASE_DIR) / "bench" / "data" / "claim-pairs" / "src"
 

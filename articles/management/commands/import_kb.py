@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from articles.ingest import IngestError
 from articles.indexing import index_sync_follow, index_sync_start
+from articles.ingest import IngestError
 from articles.models import SyncStatus
 from articles.services import articles_import_paths, knowledge_base_get_or_create
 

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from conflicts.models import DetectionOutcome, DetectionRun
-from conflicts.services.detection.judging import Check, check_plan, Setup
+from conflicts.services.detection.judging import Check, Setup, check_plan
 from conflicts.services.detection.leasing import ClaimLost, run_claim, run_release
 from kbreview.jobs import wake, wake_on_commit
 from kbreview.leases import lease_claim_values, lease_claimable

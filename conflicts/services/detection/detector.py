@@ -43,7 +43,7 @@ def _claim_checks_over(vectors: ClaimVectors) -> ClaimChecks:
 def claim_detector_warm_up() -> None:
     """Load the sentence model and the value parsers before the first check: a worker calls this at
     start so that no turn's check (bounded by DETECTION_TIMEOUT_S) pays for loading them."""
-    from agents.claims import detect_claim_conflicts
+    from agents.claims import detect_claim_conflicts  # noqa: PLC0415 - the claim parsers load slowly: at warm-up, not at import
 
     sample = [ArticleText(ref="warm-1", title="Warm-up", body="Open 9 am to 5 pm; a day pass costs €10 (2 hours)."),
               ArticleText(ref="warm-2", title="Warm-up", body="Call +44 20 7946 0018 by 1 March 2026.")]

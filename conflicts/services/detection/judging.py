@@ -15,8 +15,14 @@ from django.utils import timezone
 
 from agents.batching import judge_call, pack_calls
 from agents.configuration import llm_config_for
-from agents.detection import DetectionReport
-from agents.detection import DetectionPlan, complete_detection, plan_detection, plan_excerpts, uses_cached_verdicts
+from agents.detection import (
+    DetectionPlan,
+    DetectionReport,
+    complete_detection,
+    plan_detection,
+    plan_excerpts,
+    uses_cached_verdicts,
+)
 from agents.llm import LLMConfig, LLMError
 from agents.types import ArticleText, ConflictFinding, pair_key
 from articles.models import ArticleStatus

@@ -28,7 +28,6 @@ def test_claim_vectors_are_computed_once_per_article_text(vectors):
 @pytest.mark.parametrize("plural, singular", [("messages", "message"), ("changes", "change"), ("boxes", "box"),
                                               ("classes", "class"), ("lockers", "locker"), ("bikes", "bike")])
 def test_a_plural_and_its_singular_share_a_stem(plural, singular):
-    from agents.claims.analysis import stem
 
     assert stem(plural) == stem(singular)
 

@@ -10,12 +10,18 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from agents.claims.compare import (NAMED_CONTACT_CONFIDENCE, Contradiction, announced_changes, own_page_siblings,
-                                   transposed_contact)
+from agents.claims.compare import (
+    NAMED_CONTACT_CONFIDENCE,
+    Contradiction,
+    announced_changes,
+    own_page_siblings,
+    transposed_contact,
+)
 from agents.claims.subject import Relation
 from agents.types import ArticleText
 
-from .support import NOW, claim as _claim, detect_claim_conflicts, found, pair
+from .support import NOW, detect_claim_conflicts, found, pair
+from .support import claim as _claim
 
 
 def test_a_channel_counts_against_the_action_the_heading_names(vectors):

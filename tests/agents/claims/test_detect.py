@@ -13,7 +13,6 @@ from agents.types import ArticleText
 
 from .support import NOW, found, pair
 
-
 CONFLICTS = {
     "deadline in other units": ("Damaged parcels must be reported within 48 hours of delivery.",
                                 "You have 3 days from delivery to report a damaged parcel."),

@@ -10,8 +10,18 @@ import pytest
 
 from agents.claims.analysis import analyse_text
 from agents.claims.compare import Contradiction
-from agents.claims.judged import (TOP_ALIGNED, JudgeSetup, PairJudgement, disagreement_type, judge_pairs,
-                                  judged_contradiction, statement_pair, value_difference, values_agree, vetoed)
+from agents.claims.judged import (
+    TOP_ALIGNED,
+    JudgeSetup,
+    PairJudgement,
+    disagreement_type,
+    judge_pairs,
+    judged_contradiction,
+    statement_pair,
+    value_difference,
+    values_agree,
+    vetoed,
+)
 from agents.judge import CONSISTENT, CONTRADICTS, DIFFERENT_SCOPE, CachedJudge, Calibration
 
 KEY = ("kb-1", "kb-2")

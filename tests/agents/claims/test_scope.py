@@ -8,10 +8,20 @@ import datetime as dt
 
 import pytest
 
-from agents.claims.scope import (PageScope, claim_scope, days_in, page_scope, proper_names, scopes_differ, scopes_uneven,
-                                 tax_said, years_in)
+from agents.claims.scope import (
+    PageScope,
+    claim_scope,
+    days_in,
+    page_scope,
+    proper_names,
+    scopes_differ,
+    scopes_uneven,
+    tax_said,
+    years_in,
+)
 
-from .support import NOW, claim as _claim, found, pair
+from .support import NOW, found, pair
+from .support import claim as _claim
 
 
 def test_price_lists_of_two_seasons_do_not_conflict(vectors):

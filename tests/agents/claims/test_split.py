@@ -4,7 +4,6 @@ Every case is written in new wording for these tests (no data set's sentences or
 """
 from __future__ import annotations
 
-
 from agents.claims.split import MAX_CLAIM_CHARS, split_claims
 
 

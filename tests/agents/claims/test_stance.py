@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from agents.claims.stance import channel_stances, channels, denied_of, denied_words, is_negative, modality, strip_negation
+from agents.claims.stance import (
+    channel_stances,
+    channels,
+    denied_of,
+    denied_words,
+    is_negative,
+    modality,
+    strip_negation,
+)
 
 
 def test_a_denial_inside_a_condition_is_not_what_the_claim_denies():
-    from agents.claims.stance import denied_words
 
     assert "bring" in denied_words("Riders cannot bring scooters on board.")
     assert denied_words("Riders who cannot show a pass pay the full fare.") == frozenset()
@@ -36,7 +43,6 @@ def test_a_no_that_makes_a_compound_noun_denies_nothing():
 
 
 def test_a_contrast_with_not_denies_only_what_follows_it():
-    from agents.claims.stance import channel_stances
 
     assert channel_stances("Bring it to the front desk, not the drop box.") == (frozenset({"in_person"}), frozenset())
     # "not just" adds to the clause before it: both channels are affirmed.

@@ -5,9 +5,23 @@ import datetime as dt
 
 import pytest
 
-from agents.macr.calibration import Prior, Priors, default_threshold, document_kind, posterior, rule_confidence, situation
+from agents.macr.calibration import (
+    Prior,
+    Priors,
+    default_threshold,
+    document_kind,
+    posterior,
+    rule_confidence,
+    situation,
+)
 from agents.macr.reasoner import suggest
-from agents.macr.rules import NEWER_CONTENT_DATE_WINS, OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE, ConflictPair, Rule, executable_rules
+from agents.macr.rules import (
+    NEWER_CONTENT_DATE_WINS,
+    OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE,
+    ConflictPair,
+    Rule,
+    executable_rules,
+)
 from agents.types import ArticleText
 
 NOW = dt.date(2026, 9, 1)

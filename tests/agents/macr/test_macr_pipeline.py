@@ -1,9 +1,8 @@
 """MACR end to end against the scripted server: rules decide, the LLM fills gaps, failures leave no suggestion."""
 from __future__ import annotations
 
-import json
-
 import datetime as dt
+import json
 
 import numpy as np
 import pytest
@@ -12,7 +11,18 @@ from agents.macr.pipeline import run_macr
 from agents.macr.reasoning import PROVISIONAL_RULE_ID, LLMTextualJudge
 from agents.macr.rules import ConflictPair, Rule, executable_rules
 from agents.types import ArticleText
-from tests.support.scripted_llm import LLAMA_CPP_QUIRKS, HTTPFailure, Reply, ScriptedLLM, answer, http_error, message_text, samples, slow, schema_name
+from tests.support.scripted_llm import (
+    LLAMA_CPP_QUIRKS,
+    HTTPFailure,
+    Reply,
+    ScriptedLLM,
+    answer,
+    http_error,
+    message_text,
+    samples,
+    schema_name,
+    slow,
+)
 
 NOW = dt.date(2026, 3, 1)
 QUESTION = "How much is an adult single ticket?"
