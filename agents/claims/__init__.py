@@ -23,6 +23,14 @@ import numpy as np
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import VECTOR_CACHE_ARTICLES, ClaimFacts, ClaimVectors, Encoder, analyse_text
+from .compare import (
+    Contradiction,
+    announced_changes,
+    compare_claims,
+    named_contacts,
+    same_subject_prices,
+    transposed_contact,
+)
 from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference, vetoed
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
 from .values import DATE, extract_values
