@@ -703,7 +703,7 @@ class SuggestionJob(Leased):
         constraints = [
             models.UniqueConstraint(
                 fields=["conflict", "version_low", "version_high"],
-                condition=models.Q(status__in=["queued", "running"]),
+                condition=models.Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]),
                 name="suggestion_job_one_pending_per_versions",
             ),
             models.CheckConstraint(condition=models.Q(status__in=JobStatus.values), name="suggestion_job_status_valid"),
