@@ -54,13 +54,15 @@ class ArticleFix:
 
 
 def _activity_write(
-    *, conflict: Conflict, kind: str, from_status: str, actor=None, note: str = "", detail=None
-) -> ConflictActivity:
-    """The one writer of a conflict's timeline; `conflict.status` is the status after the entry."""
-    return ConflictActivity.objects.create(
-        conflict=conflict, kind=kind, actor=actor, from_status=from_status, to_status=conflict.status, note=note,
-        detail=detail or {},
-    )
+    *, conflicts: list[Conflict], kind: str, from_status: str | None = None, actor=None, note: str = "", detail=None
+) -> list[ConflictActivity]:
+    """The one writer of conflicts' timelines, one insert however many; each conflict's `status` is the status
+    after the entry, and `from_status` the one before (None: the same, an entry that changes no status)."""
+    return ConflictActivity.objects.bulk_create([
+        ConflictActivity(conflict=conflict, kind=kind, actor=actor, from_status=from_status or conflict.status,
+                         to_status=conflict.status, note=note, detail=detail or {})
+        for conflict in conflicts
+    ])
 
 
 def conflict_transition(
@@ -93,8 +95,9 @@ def conflict_transition(
         locked.save(update_fields=list(changes))
         for name, value in changes.items():
             setattr(conflict, name, value)
-        return _activity_write(conflict=locked, kind=kind or _KIND_FOR_STATUS[to_status], from_status=previous,
-                               actor=actor, note=note, detail=detail)
+        [entry] = _activity_write(conflicts=[locked], kind=kind or _KIND_FOR_STATUS[to_status], from_status=previous,
+                                  actor=actor, note=note, detail=detail)
+        return entry
 
 
 def conflict_activity_note(
@@ -102,10 +105,17 @@ def conflict_activity_note(
 ) -> ConflictActivity:
     """A timeline entry that changes no status (detected, assigned, a comment, a snooze and its end);
     status changes go through conflict_transition."""
+    [entry] = conflict_activity_notes(conflicts=[conflict], kind=kind, actor=actor, note=note, **detail)
+    return entry
+
+
+def conflict_activity_notes(
+    *, conflicts: list[Conflict], kind: str, actor=None, note: str = "", **detail
+) -> list[ConflictActivity]:
+    """The same entry on several conflicts' timelines in one insert (a check that opens several conflicts)."""
     if kind in _STATUS_KINDS:
         raise ValueError(f"{kind!r} changes a conflict's status: use conflict_transition")
-    return _activity_write(conflict=conflict, kind=kind, from_status=conflict.status, actor=actor, note=note,
-                           detail=detail)
+    return _activity_write(conflicts=conflicts, kind=kind, actor=actor, note=note, detail=detail)
 
 
 def _versions_left_current(article_ids) -> dict[int, int | None]:

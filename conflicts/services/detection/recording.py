@@ -35,7 +35,7 @@ from conflicts.models import (
 from conflicts.services.detection.judging import Check, Setup
 from conflicts.services.detection.leasing import ClaimLost, run_finish, run_save_outcome
 from conflicts.services.notifications import notify_conflict_sightings
-from conflicts.services.review import conflict_activity_note, conflict_regress, conflict_sighting_wake
+from conflicts.services.review import conflict_activity_notes, conflict_regress, conflict_sighting_wake
 from conflicts.services.suggestions import suggestions_enqueue
 from kbreview.foreground import yield_to_foreground
 
@@ -221,13 +221,13 @@ def conflicts_record(
         for pair in pairs
         for finding, low, high in [sightings[pair]]
     )
-    outdated = []
+    opened, outdated = [], []
     for pair in pairs:
         conflict, (finding, low, high) = conflicts[pair], sightings[pair]
         conflict.detector = detector_merged(conflict.detector, finding.detector)
         conflict_sighting_count(conflict=conflict, citation=Citation.of(low=low.cited, high=high.cited), moment=now)
         if conflict.pk in created:
-            conflict_activity_note(conflict=conflict, kind=ActivityKind.OPENED, turn=turn.external_id)
+            opened.append(conflict)
         # A reviewed pair seen on other texts than those reviewed comes back to Open (review decides).
         conflict_regress(conflict=conflict, turn=turn, version_low_id=low.version_id, version_high_id=high.version_id)
         if conflict.status == ConflictStatus.OPEN:
@@ -237,6 +237,7 @@ def conflicts_record(
             conflict.snippet_high = finding.snippets.get(high.article.external_ref, conflict.snippet_high)
             if conflict.pk in created or _suggestion_outdated(conflict, low.version_id, high.version_id):
                 outdated.append(conflict)
+    conflict_activity_notes(conflicts=opened, kind=ActivityKind.OPENED, turn=turn.external_id)
     _sightings_save([conflicts[pair] for pair in pairs])
     notify_conflict_sightings(conflicts=[conflicts[pair] for pair in pairs])  # once, at the threshold
     if outdated:  # a suggestion for the articles' current versions (they may be newer than this turn's)
