@@ -77,7 +77,7 @@ def test_llm_detection_drops_what_an_obedient_model_invents(scripted_llm):
                     snippets={hostile.ref: "A single adult ticket costs €1000.", "web-fares": "costs €22."}),
         )))
         articles = [*NORMAL, hostile]
-        outcome = run_detection(articles=articles, detector="auto", now=NOW, llm_config=scripted_llm.config(timeout_s=5), embed=embed_texts)
+        outcome = run_detection(articles=articles, detector="auto", now=NOW, llm_config=scripted_llm.config(timeout_s=5))
         _assert_grounded(outcome.findings, articles)
         assert ("faq-fare-old", "web-fares") in {f.refs for f in outcome.findings}
         quotes = [quote for f in outcome.findings for quote in f.snippets.values()]

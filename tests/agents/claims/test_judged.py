@@ -134,8 +134,12 @@ def rule_between(a, b, confidence=0.7, kind="price") -> Contradiction:
 def test_a_rule_finding_is_vetoed_only_when_the_judge_calls_it_apart():
     a, b = facts("Members wash for £3 a load."), facts("A load costs £4.")
     rule = rule_between(a, b)
-    assert vetoed(setup_for(ScriptedScorer({frozenset({a.claim.text, b.claim.text}): DIFFERENT_SCOPE})), rule)
-    assert not vetoed(setup_for(ScriptedScorer({frozenset({a.claim.text, b.claim.text}): CONTRADICTS})), rule)
+    c, d = facts("Members dry for £1 a load."), facts("Drying a load costs £2.")
+    other = rule_between(c, d)
+    script = {frozenset({a.claim.text, b.claim.text}): DIFFERENT_SCOPE, frozenset({c.claim.text, d.claim.text}): CONTRADICTS}
+    # One batch for a set's rule findings, a verdict each, in order.
+    assert vetoed(setup_for(ScriptedScorer(script)), [rule, other]) == [True, False]
+    assert vetoed(setup_for(ScriptedScorer(script)), []) == []
 
 
 def test_in_judge_mode_the_judge_alone_decides_with_a_calibrated_confidence():
