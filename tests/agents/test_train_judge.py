@@ -54,7 +54,47 @@ def test_train_judge_on_a_tiny_corpus_writes_a_loadable_artefact(tmp_path, capsy
 def test_a_bad_corpus_line_is_named(tmp_path):
     corpus = tmp_path / "bad.jsonl"
     corpus.write_text(json.dumps({"business": "X", "a": {"text": "a"}, "b": {"text": "b"}, "label": "maybe"}) + "\n")
-    with pytest.raises(CommandError, match=r"bad.jsonl line 1: label 'maybe' is not one of contradicts"):
+    with pytest.raises(CommandError, match=r"bad.jsonl line 1: label .maybe. is not one of contradicts.*not_contradicts"):
         call_command("train_judge", corpus=[corpus], out=tmp_path / "judge")
     with pytest.raises(CommandError, match="--corpus: no file or folder"):
         call_command("train_judge", corpus=[tmp_path / "missing.jsonl"], out=tmp_path / "judge")
+
+
+def test_a_pair_known_only_not_to_contradict_is_taught_only_that():
+    import torch
+
+    from agents.judge import CONTRADICTS
+    from agents.judge_training import PARTIAL, loss_with_partial_labels
+
+    # Sure it contradicts: a large loss for a "not a contradiction" pair, whichever other label it leans to.
+    contradicting = torch.tensor([[8.0, 0.0, 0.0, 0.0]])
+    assert float(loss_with_partial_labels(contradicting, torch.tensor([PARTIAL]))) > 5
+    # Any of the three other labels satisfies it equally: no pull toward one of them.
+    for other in (1, 2, 3):
+        logits = torch.zeros((1, 4))
+        logits[0, other] = 6.0
+        assert float(loss_with_partial_labels(logits, torch.tensor([PARTIAL]))) < 0.01
+    # Labelled pairs keep plain cross-entropy, in the same batch.
+    batch = torch.tensor([[2.0, 0.5, 0.1, -1.0], [0.3, 0.2, 1.5, 0.0]])
+    labels = torch.tensor([CONTRADICTS, PARTIAL])
+    expected = (torch.nn.functional.cross_entropy(batch[:1], labels[:1])
+                - torch.logsumexp(torch.log_softmax(batch[1], -1)[1:], -1)) / 2
+    assert float(loss_with_partial_labels(batch, labels)) == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_mined_pairs_are_split_apart_and_leave_the_written_validation_as_it_was(tmp_path):
+    from agents.judge_training import PARTIAL, load_corpus, split_by_business
+
+    written = tmp_path / "written.jsonl"
+    write_corpus(written)
+    mined = tmp_path / "mined-dev.jsonl"
+    mined.write_text("".join(json.dumps({"business": f"dev-{n % 5}", "a": {"text": f"Fee {n}."}, "b": {"text": "Fee."},
+                                         "label": "not_contradicts"}) + "\n" for n in range(10)))
+    before_train, before_validation = split_by_business(load_corpus([written]), seed=13, validation_share=0.5)
+    pairs = load_corpus([written, mined])
+    assert sum(p.label == PARTIAL for p in pairs) == 10
+    train, validation = split_by_business(pairs, seed=13, validation_share=0.5)
+    written_held = {p.business for p in validation if p.source == "written.jsonl"}
+    assert written_held == {p.business for p in before_validation}
+    mined_held = {p.business for p in validation if p.source == "mined-dev.jsonl"}
+    assert len(mined_held) in (2, 3) and not mined_held & {p.business for p in train}

@@ -49,13 +49,17 @@ class Command(BaseCommand):
 
 
 def format_card(card: dict) -> str:
-    lines = [f"validation ({card['validation_pairs']} pairs, businesses unseen in training):"]
+    lines = [f"validation ({card['validation_pairs']} pairs, businesses unseen in training; labels: the written pairs):"]
     for subset in ("all", "non_numeric"):
         scores = card["validation"][subset]
         lines.append(f"  {subset}: accuracy {scores['accuracy']:.3f}")
         for label, row in scores["labels"].items():
             lines.append(f"    {label:16} P {row['precision']:.3f}  R {row['recall']:.3f}  F1 {row['f1']:.3f}"
                          f"  (n={row['support']})")
+    mined = card["validation"].get("mined")
+    if mined:
+        lines.append(f"  mined (pairs as the detector aligns them; {mined['contradicts']} contradictions, {mined['not']} not): "
+                     f"contradicts P {mined['precision']:.3f}  R {mined['recall']:.3f}  F1 {mined['f1']:.3f}")
     lines.append("  reliability (contradiction score -> observed share of contradictions):")
     for row in card["reliability"]:
         lines.append(f"    {row['bin']}  pairs {row['pairs']:5}  mean score {row['mean_score']:.3f}"
