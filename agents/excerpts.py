@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.claims import ALIGN_FLOOR, ClaimVectors
 from agents.claims.analysis import analyse_text
-from agents.claims.compare import own_page_siblings
+from agents.claims.near_copy import own_page_siblings
 from agents.types import ArticleText, ClaimPairsShown, ClaimsShown
 
 # The LLM is there for the contradictions the claim detector cannot read, often phrased quite differently

@@ -24,14 +24,9 @@ from agents.judge import StatementPair
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import VECTOR_CACHE_ARTICLES, ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .compare import (
-    Contradiction,
-    announced_changes,
-    compare_claims,
-    named_contacts,
-    same_subject_prices,
-    transposed_contact,
-)
+from .article_passes import announced_changes, named_contacts, same_subject_prices, transposed_contact
+from .compare import compare_claims
+from .contradiction import Contradiction
 from .judged import (
     TOP_ALIGNED,
     JudgeSetup,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from agents.judge import CachedJudge, Calibration, StatementPair, Verdict
 
 from .analysis import ClaimFacts
-from .compare import Contradiction
+from .contradiction import Contradiction
 from .values import AGE, CLOCK, COUNT, DATE, EMAIL, MONEY, PERCENT, PHONE, QUANTITY, URL, comparable, equal_values
 
 JUDGE_MODES = ("rules", "veto", "judge", "judge+rules")

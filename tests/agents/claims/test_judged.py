@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents.claims.analysis import analyse_text
-from agents.claims.compare import Contradiction
+from agents.claims.contradiction import Contradiction
 from agents.claims.judged import (
     TOP_ALIGNED,
     JudgeSetup,

@@ -1,0 +1,169 @@
+"""Passes over two whole articles, beyond the aligned claim pairs: a phone number with two digits swapped,
+prices of one named thing worded too differently to align, two numbers for one named place, and an
+announced change against what the other article still states."""
+from __future__ import annotations
+
+import functools
+import re
+
+from .analysis import ClaimFacts, content_stems, stem
+from .contradiction import Contradiction
+from .scope import proper_names, scopes_differ, scopes_uneven
+from .subject import Relation, phrase_stems, relation, statement_subject
+from .value_rules import own_head, value_subject
+from .values import (
+    MONEY,
+    PHONE,
+    Value,
+    comparable,
+    equal_values,
+)
+
+# "Our X has moved", "the Y has changed": a claim that what it names is no longer as stated elsewhere.
+CHANGE_ANNOUNCED_RE = re.compile(r"\b(?:has|have) (?:now )?(?:moved|relocated|changed|closed|been (?:moved|relocated|replaced|"
+                                 r"discontinued|withdrawn))\b", re.I)
+ANNOUNCED_CHANGE_MIN_SIMILARITY = 0.4
+ANNOUNCED_CHANGE_MIN_SUBJECT = 2
+ANNOUNCED_CHANGE_STRENGTH = 0.6
+
+
+@functools.lru_cache(maxsize=32768)
+def announces_change(text: str) -> bool:
+    return CHANGE_ANNOUNCED_RE.search(text) is not None
+
+
+def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
+    """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
+    states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
+    if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
+        return None
+    for change, stated, flip in ((a, b, False), (b, a, True)):
+        if not announces_change(change.claim.text) or announces_change(stated.claim.text):
+            continue
+        subject = statement_subject(change.claim.text) or frozenset()
+        if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
+                stem(w) for w in content_stems(stated.claim.context)}:
+            said = (change.claim.text, stated.claim.text)
+            return said[::-1] if flip else said
+    return None
+
+
+def _one_transposition(x: str, y: str) -> bool:
+    """Equal but for two neighbouring characters swapped (0147 / 0174): the typo of a careless copy."""
+    if len(x) != len(y) or x == y:
+        return False
+    diff = [i for i in range(len(x)) if x[i] != y[i]]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]
+
+
+def transposed_contact(claims_a: list[ClaimFacts], claims_b: list[ClaimFacts]) -> Contradiction | None:
+    """A phone number in one article that is another article's number with two digits swapped: one of the
+    two is a mistyped copy, wherever in the articles they stand."""
+    for a in claims_a:
+        for x in (v for v in a.values if v.kind == PHONE):
+            for b in claims_b:
+                for y in (v for v in b.values if v.kind == PHONE):
+                    if _one_transposition(x.key[0], y.key[0]):
+                        return Contradiction("contact", 0.85, x.text, y.text, a, b)
+    return None
+
+
+SUBJECT_PASS_MIN_SIMILARITY = 0.35  # claims this far apart in wording can still price one named thing
+SUBJECT_PASS_MIN_SHARED = 2
+SUBJECT_PASS_CONFIDENCE = 0.6
+
+
+def _page_subject(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a price is of; a bare noun ("the course") on a page titled after one thing is that thing."""
+    subject = value_subject(facts, value) or frozenset()
+    if facts.claim.label or len(subject) != 1:
+        return subject  # a claim that names nothing ("that's €20 a day") is not the page's headline price
+    title = facts.claim.context.split(" \u2014 ", 1)[0]
+    if title.rstrip().endswith("?") or statement_subject(title) is not None:
+        return subject  # a question or a sentence names no one thing
+    return phrase_stems(title) or subject
+
+
+def same_subject_prices(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Prices of one named thing in claims worded too differently to align ("| Evening class | $40 |" and "The
+    course costs $35" on a page titled "Evening class"): same currency and period, the same subject of at least
+    two words, scopes that do not differ."""
+    def prices(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == MONEY and v.key[0] != "*" and v.role == "amount"]
+
+    priced_b = [(j, b, prices(b)) for j, b in enumerate(claims_b) if prices(b)]
+    best = None
+    for i, a in enumerate(claims_a):
+        prices_a = prices(a)
+        if not prices_a:
+            continue
+        for j, b, prices_b in priced_b:
+            if similarity[i, j] < SUBJECT_PASS_MIN_SIMILARITY or scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            for x in prices_a:
+                for y in prices_b:
+                    if not comparable(x, y) or equal_values(x, y) or any(z.kind == MONEY and equal_values(x, z) for z in b.values):
+                        continue
+                    subject_x, subject_y = _page_subject(a, x), _page_subject(b, y)
+                    if len(subject_x & subject_y) < SUBJECT_PASS_MIN_SHARED or relation(subject_x, subject_y) is not Relation.SAME:
+                        continue
+                    damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+                    found = Contradiction("price", SUBJECT_PASS_CONFIDENCE * damping, x.text, y.text, a, b)
+                    if best is None or found.confidence > best.confidence:
+                        best = found
+    return best
+
+
+NAMED_CONTACT_CONFIDENCE = 0.6
+
+
+def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: frozenset[str]) -> Contradiction | None:
+    """Two phone numbers given for one named place or service, in claims worded too differently to align ("… ring
+    Elm Yard on <number>" / "Elm Yard: <another number>"): each claim names the same names of the knowledge base's
+    own (a branch, a service; not the business's name) and nothing else, the words next to each number name no
+    other purpose ("Elm Yard travel clinic: <number>" is another line), neither claim gives the other's number, and
+    their scopes do not differ. Not e-mail addresses: a business keeps one per purpose, often without saying which."""
+    def phones(facts: ClaimFacts) -> list[Value]:
+        return [v for v in facts.values if v.kind == PHONE]
+
+    def names(facts: ClaimFacts) -> frozenset[str]:
+        return frozenset(proper_names(facts.claim.text, first_words=True) & known_names)
+
+    def purpose(facts: ClaimFacts, value: Value) -> frozenset[str]:
+        return own_head(facts, value) - content_stems(" ".join(names(facts)))
+
+    def named(claims) -> list[tuple[int, ClaimFacts, list[Value], frozenset[str]]]:
+        return [(i, f, phones(f), names(f)) for i, f in enumerate(claims) if phones(f) and names(f)]
+
+    named_b = named(claims_b)
+    for i, a, phones_a, names_a in named(claims_a):
+        for j, b, phones_b, names_b in named_b:
+            if names_b != names_a or scopes_differ(scopes_a[i], scopes_b[j]):
+                continue
+            if any(equal_values(x, y) for x in phones_a for y in phones_b):
+                continue  # one number both give: the other is another line, not a contradiction
+            for x in phones_a:
+                for y in phones_b:
+                    if purpose(a, x) == purpose(b, y):
+                        return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)
+    return None
+
+
+def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
+    """Claims that announce a change ("… has moved") against what the other article states of that thing,
+    looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
+    announcing_a = [i for i, a in enumerate(claims_a) if announces_change(a.claim.text)]
+    announcing_b = [j for j, b in enumerate(claims_b) if announces_change(b.claim.text)]
+    pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
+    pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
+    best = None
+    for i, j in sorted(pairs):
+        if scopes_differ(scopes_a[i], scopes_b[j]):
+            continue
+        moved = _announced_change(claims_a[i], claims_b[j], float(similarity[i, j]))
+        if moved is not None:
+            damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
+            found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, *moved, claims_a[i], claims_b[j])
+            if best is None or found.confidence > best.confidence:
+                best = found
+    return best

@@ -1,0 +1,76 @@
+"""agents.claims.article_passes: passes over whole articles beyond the aligned claim pairs.
+Every case is written in new wording for these tests (no data set's sentences or names).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from agents.claims.article_passes import NAMED_CONTACT_CONFIDENCE, announced_changes, transposed_contact
+from agents.types import ArticleText
+
+from .support import claim as _claim
+from .support import found, pair
+
+
+def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
+    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
+    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
+            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
+    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
+    assert [f.type for f in found(same, vectors)] == ["price"]
+    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
+    assert found(other, vectors) == []
+
+
+def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vectors):
+    # Three articles, so that the place's name is the knowledge base's own, not the business's (named on most pages).
+    unrelated = ArticleText(ref="kb-3", title="Gift cards", body="Gift cards are sold in any amount from $10.",
+                            updated_at=dt.date(2026, 2, 1))
+    call = ("Prescriptions are ready two hours after you order them. If one is missing, the team at Elm Yard will chase it "
+            "for you: ring 0161 496 0720.")
+    listed = "Opening times and numbers.\n\nElm Yard: 0161 496 0755"
+    same = [*pair(call, listed, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    # Found by the pass for numbers of one named place (its confidence), not by claims that align.
+    assert [(f.refs, f.type, f.confidence) for f in found(same, vectors)] == [
+        (("kb-1", "kb-2"), "contact", NAMED_CONTACT_CONFIDENCE)]
+    other_line = "Opening times and numbers.\n\nElm Yard travel clinic: 0161 496 0755"
+    another_purpose = [*pair(call, other_line, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(another_purpose, vectors) == []
+    other_place = "Opening times and numbers.\n\nBirch Lane: 0161 496 0755"
+    different = [*pair(call, other_place, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(different, vectors) == []
+    both_numbers = "Opening times and numbers.\n\nElm Yard: 0161 496 0755 or 0161 496 0720"
+    agreeing = [*pair(call, both_numbers, first_title="Repeat prescriptions", second_title="Contact us"), unrelated]
+    assert found(agreeing, vectors) == []
+
+
+def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
+    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
+    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
+    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
+        ("kb-1", "kb-2")]
+    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
+    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
+
+
+def test_a_phone_number_with_two_neighbouring_digits_swapped_is_a_mistyped_copy():
+    desk = _claim("Call the booking desk on 0117 496 0382.")[0]
+    swapped = _claim("Bookings: 0117 496 0328.")[0]
+    far_apart = _claim("Bookings: 0117 496 0283.")[0]  # the same digits, but not one swap of neighbours
+    hit = transposed_contact([desk], [swapped])
+    assert (hit.type, hit.said_a, hit.said_b) == ("contact", "0117 496 0382", "0117 496 0328")
+    assert transposed_contact([desk], [far_apart]) is None
+    assert transposed_contact([desk], [desk]) is None  # the same number agrees
+
+
+def test_an_announced_move_makes_the_statement_of_that_thing_old():
+    moved, moved_scope = _claim("Our bike workshop has moved.")
+    stated, stated_scope = _claim("Bike workshop: under the station arch, open 8-6.")
+    other, other_scope = _claim("Left luggage: under the station arch, open 8-6.")
+    close = np.array([[0.45]])
+    hit = announced_changes([moved], [stated], close, [moved_scope], [stated_scope])
+    assert (hit.type, hit.said_a, hit.said_b) == ("procedure", moved.claim.text, stated.claim.text)
+    assert announced_changes([moved], [other], close, [moved_scope], [other_scope]) is None
+    assert announced_changes([moved], [stated], np.array([[0.2]]), [moved_scope], [stated_scope]) is None
