@@ -8,21 +8,11 @@ from django.urls import reverse
 from articles.models import Article, ArticleStatus
 from articles.selectors import search
 from articles.services import article_delete, article_edit
-from tests.conflicts.console_support import make_conflict, make_user
+from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def reviewer(kb):
-    return make_user("rita", kb, "reviewer")
-
-
-@pytest.fixture
-def viewer(kb):
-    return make_user("vera", kb, "viewer")
 
 
 def test_article_list_search_and_deleted_toggle(client, kb, reviewer):

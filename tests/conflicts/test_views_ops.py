@@ -9,21 +9,11 @@ from django.utils import timezone
 from articles.models import IndexSyncJob
 from conflicts.models import ApiToken, ConflictActivity, DetectionRun, Turn
 from conflicts.services import api_token_authenticate
-from tests.conflicts.console_support import make_conflict, make_user
+from tests.conflicts.console_support import make_conflict
 from tests.factories import make_article
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def reviewer(kb):
-    return make_user("rita", kb, "reviewer")
-
-
-@pytest.fixture
-def ops(kb):
-    return make_user("otto", kb, "ops")
 
 
 def test_ops_resync_runs_and_progress_partial_stops_polling_when_done(client, kb, ops, django_capture_on_commit_callbacks):
