@@ -25,6 +25,14 @@ class ConflictsConfig(AppConfig):
         from articles.claim_texts import claim_texts_register
 
         claim_texts_register(_claim_texts)
+        # The shell's dashboard and the articles app's pages show conflicts through panels, as neither imports
+        # conflicts.
+        from kbreview import panels
+
+        panels.panel_register(slot=panels.DASHBOARD, panel="conflicts.views.dashboard.dashboard_panel")
+        panels.panel_register(slot=panels.ARTICLE_DETAIL, panel="conflicts.views.article_panels.article_conflicts_panel")
+        panels.panel_register(slot=panels.ARTICLE_RESTORE,
+                              panel="conflicts.views.article_panels.restore_coming_back_panel")
 
 
 def _claim_texts(title: str, body: str) -> list[str]:

@@ -230,43 +230,6 @@ class ResolveForm(forms.Form):
         return fixes
 
 
-class VersionRestoreForm(forms.Form):
-    expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
-
-
-TITLE_MAX_CHARS = 500  # Article.title / ArticleVersion.title
-
-
-class TitleField(forms.CharField):
-    """An article title: at most TITLE_MAX_CHARS, said at the form. No `maxlength` on the input: the browser
-    cut a pasted long title there mid-word without a word; the page counts as you type (console.js) and the
-    server names the length."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("help_text", f"At most {TITLE_MAX_CHARS} characters.")
-        super().__init__(max_length=TITLE_MAX_CHARS, error_messages={
-            "max_length": "The title is %(show_value)d characters long; at most %(limit_value)d fit. Shorten it."}, **kwargs)
-
-    def widget_attrs(self, widget):
-        attrs = super().widget_attrs(widget)
-        attrs.pop("maxlength", None)
-        attrs["data-max-chars"] = str(TITLE_MAX_CHARS)
-        return attrs
-
-
-class ArticleEditForm(forms.Form):
-    title = TitleField()
-    body = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 14}))
-    expected_version_id = forms.IntegerField(widget=forms.HiddenInput)
-    note = forms.CharField(required=False, max_length=2000)
-
-    def clean_body(self):
-        body = self.cleaned_data["body"].strip()
-        if not body:
-            raise forms.ValidationError("The text cannot be empty.")
-        return body
-
-
 class ResyncForm(forms.Form):
     full = forms.BooleanField(required=False, label="Re-embed every article (not only stale ones)")
 

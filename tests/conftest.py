@@ -1,6 +1,7 @@
 import pytest
 
 from articles.services import knowledge_base_get_or_create
+from tests.conflicts.console_support import make_user
 
 pytest_plugins = ["tests.support.scripted_llm"]
 
@@ -85,6 +86,22 @@ def kb(db):
 @pytest.fixture
 def other_kb(db):
     return knowledge_base_get_or_create(slug="other", name="Other Business")
+
+
+# A member of `kb` per role, for the console's view tests (a test module may define its own instead).
+@pytest.fixture
+def reviewer(kb):
+    return make_user("rita", kb, "reviewer")
+
+
+@pytest.fixture
+def viewer(kb):
+    return make_user("vera", kb, "viewer")
+
+
+@pytest.fixture
+def ops(kb):
+    return make_user("otto", kb, "ops")
 
 
 @pytest.fixture

@@ -6,7 +6,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SELECTOR_MODULES = ["conflicts/selectors.py", "articles/selectors.py", "articles/sources_selectors.py"]
+SELECTOR_MODULES = [
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "conflicts" / "selectors").glob("*.py")),
+    "articles/selectors.py",
+    "articles/sources_selectors.py",
+]
 # Modules that write or run the detector: a selector may not reach them.
 FORBIDDEN = ("conflicts.services", "articles.services", "articles.sources", "articles.sources_drift", "agents.detection",
              "conflicts.jobs", "articles.jobs")

@@ -1,14 +1,6 @@
-"""The review console's views: thin (parse, call a selector or service, render a template or partial)."""
-from conflicts.views.account import kb_switch
+"""The conflicts app's screens (queue, conflict pages, rules, playground, answer policy, ops, notifications): thin
+(parse, call a selector or service, render a template or partial)."""
 from conflicts.views.answer_policy import answer_policy_view
-from conflicts.views.articles import (
-    article_detail,
-    article_edit_view,
-    article_list,
-    article_restore_view,
-    article_version_restore_view,
-)
-from conflicts.views.dashboard import home
 from conflicts.views.detail import (
     conflict_assign_view,
     conflict_comment_view,
@@ -42,11 +34,6 @@ __all__ = [
     "answer_policy_view",
     "answer_playground",
     "answer_settings_view",
-    "article_detail",
-    "article_edit_view",
-    "article_list",
-    "article_restore_view",
-    "article_version_restore_view",
     "conflict_assign_view",
     "conflict_bulk",
     "conflict_comment_view",
@@ -59,8 +46,6 @@ __all__ = [
     "conflict_reopen_view",
     "conflict_resolve_view",
     "conflict_suggestion_recompute",
-    "home",
-    "kb_switch",
     "notification_preferences",
     "ops_delivery_retry",
     "ops_home",

@@ -6,11 +6,11 @@ from django.contrib import messages
 from django.shortcuts import redirect
 
 from articles.models import Role
+from articles.permissions import allows, kb_view
 from conflicts.forms import AnswerPolicyForm
 from conflicts.models import AnswerPolicy
-from conflicts.permissions import allows, kb_view
 from conflicts.services.answering import answer_settings_get, answer_settings_update
-from conflicts.views.common import render_page
+from kbreview.views.common import render_page
 
 
 @kb_view(read=Role.VIEWER, write=Role.OPS)

@@ -11,11 +11,12 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from agents.configuration import llm_config_for
 from articles.models import ArticleStatus, Role
+from articles.permissions import allows, kb_view
 from articles.services import ArticleInputError, StaleVersionError
+from articles.views.display import stale_message
 from conflicts import selectors
 from conflicts.forms import AssignForm, CommentForm, DismissForm, ReopenForm, ResolveForm, SnoozeForm
 from conflicts.models import Conflict, ConflictStatus, ConflictType, ReviewWinner
-from conflicts.permissions import allows, kb_view
 from conflicts.services import (
     ConflictStateError,
     conflict_assign,
@@ -27,8 +28,10 @@ from conflicts.services import (
     conflict_unsnooze,
 )
 from conflicts.services.suggestions import suggestion_enqueue
-from conflicts.views.common import query_string, queue_filters_remembered, render_page, wants_partial
-from conflicts.views.display import conflict_explanation, diff_html, render_markdown, stale_message
+from conflicts.views.display import conflict_explanation
+from conflicts.views.queue_memory import queue_filters_remembered
+from kbreview.views.common import query_string, render_page, wants_partial
+from kbreview.views.display import diff_html, render_markdown
 
 TEMPLATE = "conflicts/detail.html"
 

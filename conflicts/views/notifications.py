@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from articles.models import Role
+from articles.permissions import kb_view
 from conflicts import selectors
 from conflicts.models import DeliveryStatus, NotificationDelivery, Webhook
 from conflicts.notification_forms import (
@@ -16,7 +17,6 @@ from conflicts.notification_forms import (
     NotificationSettingsForm,
     WebhookForm,
 )
-from conflicts.permissions import kb_view
 from conflicts.services.notifications import (
     NotificationInputError,
     notification_delivery_retry,
@@ -29,7 +29,7 @@ from conflicts.services.notifications import (
     webhook_rotate_secret,
     webhook_set_active,
 )
-from conflicts.views.common import get_in_kb_or_404, render_page
+from kbreview.views.common import get_in_kb_or_404, render_page
 
 OPS_TEMPLATE = "conflicts/notifications.html"
 MINE_TEMPLATE = "conflicts/notification_preferences.html"

@@ -9,14 +9,14 @@ from django.views.decorators.http import require_POST
 
 from articles.indexing import index_sync_start
 from articles.models import IndexSyncJob, Role, SyncStatus
+from articles.permissions import kb_view
 from articles.selectors import latest_index_sync_job, stale_articles
 from conflicts import selectors
 from conflicts.forms import ApiTokenForm, ResyncForm
 from conflicts.models import ApiToken
-from conflicts.permissions import kb_view
 from conflicts.services import api_token_create, api_token_revoke
 from conflicts.services.tokens import TokenInputError
-from conflicts.views.common import get_in_kb_or_404, render_page
+from kbreview.views.common import get_in_kb_or_404, render_page
 
 TEMPLATE = "conflicts/ops.html"
 STALE_SHOWN = 50

@@ -14,11 +14,11 @@ from django.views.decorators.http import require_POST
 from agents.igd.decoding import TokenTrace
 from agents.llm import LLMError
 from articles.models import Role
+from articles.permissions import allows, kb_view
 from conflicts.forms import AnswerSettingsForm, PlaygroundForm
-from conflicts.permissions import allows, kb_view
 from conflicts.services.answering import answer_compose, answer_default_mode, answer_settings_update, igd_backend
 from conflicts.services.disagreements import model_disagreements_recorded
-from conflicts.views.common import render_page
+from kbreview.views.common import render_page
 
 CHART_STEP = 22  # px per generated token
 CHART_HALF = 50  # px for |λ| = 1

@@ -8,11 +8,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from articles.models import Role
+from articles.permissions import allows, kb_view
 from articles.selectors import article_title
 from conflicts import selectors
 from conflicts.forms import QUERY_MAX_CHARS, BulkActionForm, QueueFilterForm, SnoozeForm
 from conflicts.models import ConflictStatus, ConflictType
-from conflicts.permissions import allows, kb_view
 from conflicts.services.detection import IMPACT_HALF_LIFE_S
 from conflicts.services.review import (
     conflict_assign,
@@ -21,14 +21,9 @@ from conflicts.services.review import (
     conflict_snooze,
     conflicts_bulk,
 )
-from conflicts.views.common import (
-    QUEUE_FILTER_KEYS,
-    query_string,
-    queue_filters_remember,
-    queue_filters_remembered,
-    render_page,
-)
 from conflicts.views.display import with_explanations
+from conflicts.views.queue_memory import QUEUE_FILTER_KEYS, queue_filters_remember, queue_filters_remembered
+from kbreview.views.common import query_string, render_page
 
 PAGE_SIZE = 25
 

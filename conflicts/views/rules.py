@@ -7,12 +7,12 @@ from django.views.decorators.http import require_POST
 
 from agents.configuration import llm_config_for
 from articles.models import Role
+from articles.permissions import allows, kb_view
 from conflicts import selectors
 from conflicts.models import ResolutionRule
-from conflicts.permissions import allows, kb_view
 from conflicts.services.induction import rule_induction_enqueue
 from conflicts.services.suggestions import rule_set_enabled, suggestion_threshold
-from conflicts.views.common import get_in_kb_or_404, render_page
+from kbreview.views.common import get_in_kb_or_404, render_page
 
 
 @kb_view()

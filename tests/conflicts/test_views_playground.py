@@ -101,7 +101,7 @@ def test_the_playground_keeps_quiet_about_a_model_it_cannot_judge(client, kb, se
     (1e-9, "far less likely (under ×0.001)"), (float("nan"), "no clear preference"),
 ])
 def test_likelihood_ratios_are_read_as_words_past_a_thousand(ratio, words):
-    from conflicts.views.display import likelihood_words
+    from kbreview.views.display import likelihood_words
 
     assert likelihood_words(ratio) == words
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 from django.urls import URLPattern
 from django.views.generic import RedirectView
 
+from articles import urls as article_urls
 from articles.models import DriftItem, Source, SourceFile, SourcePage, SourceSync
-from conflicts import urls as console_urls
+from conflicts import urls as conflict_urls
+from kbreview import urls as project_urls
 
 # Views outside any knowledge base (signing in and out, choosing one): no object ids, no KB role.
 NOT_KB_VIEWS = {"login", "logout", "kb_switch"}
@@ -19,7 +21,7 @@ PK_OWNERS = {"conflict": "conflict", "article": "article", "ops_sync_job": "sync
 
 def console_patterns():
     """(name, converters) of every console URL pattern."""
-    for pattern in console_urls.urlpatterns:
+    for pattern in [*project_urls.shell_urlpatterns, *article_urls.urlpatterns, *conflict_urls.urlpatterns]:
         assert isinstance(pattern, URLPattern), "nested URL confs need walking too"
         if pattern.name is None:
             # Only fixed redirects (the favicon) may go unnamed: they show no data and change nothing.

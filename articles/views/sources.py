@@ -10,7 +10,9 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles import sources_selectors as selectors
+from articles.forms import DriftKeepForm, DriftMergeForm, SourceForm
 from articles.models import ACTIVE_SYNC_STATUSES, DriftStatus, PageState, Role, SourceKind, SyncStatus, SyncTrigger
+from articles.permissions import allows, kb_view
 from articles.services import ArticleInputError, StaleVersionError
 from articles.sources import (
     SourceInputError,
@@ -22,15 +24,13 @@ from articles.sources import (
     source_update,
 )
 from articles.sources_drift import DriftStateError, drift_keep, drift_merge, drift_take_source
-from conflicts.permissions import allows, kb_view
-from conflicts.source_forms import DriftKeepForm, DriftMergeForm, SourceForm
-from conflicts.views.common import render_page
-from conflicts.views.display import diff_html, markdown_text, render_markdown
+from kbreview.views.common import render_page
+from kbreview.views.display import diff_html, markdown_text, render_markdown
 
-LIST_TEMPLATE = "sources/list.html"
-DETAIL_TEMPLATE = "sources/detail.html"
-DRIFT_LIST_TEMPLATE = "sources/drift_list.html"
-DRIFT_TEMPLATE = "sources/drift_detail.html"
+LIST_TEMPLATE = "articles/sources/list.html"
+DETAIL_TEMPLATE = "articles/sources/detail.html"
+DRIFT_LIST_TEMPLATE = "articles/sources/drift_list.html"
+DRIFT_TEMPLATE = "articles/sources/drift_detail.html"
 ERRORS_SHOWN = 100
 
 

@@ -1,4 +1,5 @@
-"""What every console view shares: rendering a page or, for HTMX, one partial of the same template."""
+"""What every console view shares, whichever app it belongs to: rendering a page or, for HTMX, one partial of the
+same template; an object of the current knowledge base or 404; a query string."""
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -36,27 +37,3 @@ def get_in_kb_or_404(queryset, *, knowledge_base, pk, kb_field: str = "knowledge
 def query_string(params: dict, **changes) -> str:
     merged = {**params, **changes}
     return "?" + urlencode({k: v for k, v in merged.items() if v not in (None, "")})
-
-
-# --- the queue's filters and sort, remembered per knowledge base for the session -------------------
-
-QUEUE_FILTER_KEYS = ("status", "type", "q", "article", "regressed", "assignee", "snoozed", "sort")
-# Remembered: the filters and the sort. The tab is not: the menu's "Conflicts" opens on Open.
-QUEUE_REMEMBERED_KEYS = ("type", "q", "article", "regressed", "assignee", "snoozed", "sort")
-
-
-def _queue_session_key(request: HttpRequest) -> str:
-    return f"queue_filters:{request.kb.pk}"
-
-
-def queue_filters_remember(request: HttpRequest, params: dict) -> None:
-    """Keep the queue's filters and sort (not its page) so the queue and the conflict pages come back to them."""
-    kept = {k: str(v) for k, v in params.items() if k in QUEUE_REMEMBERED_KEYS and v not in (None, "")}
-    if not kept:
-        request.session.pop(_queue_session_key(request), None)
-    elif request.session.get(_queue_session_key(request)) != kept:
-        request.session[_queue_session_key(request)] = kept
-
-
-def queue_filters_remembered(request: HttpRequest) -> dict:
-    return dict(request.session.get(_queue_session_key(request)) or {})

@@ -23,16 +23,6 @@ def ops(kb):
     return make_user("otto", kb, "ops")
 
 
-@pytest.fixture
-def viewer(kb):
-    return make_user("vera", kb, "viewer")
-
-
-@pytest.fixture
-def reviewer(kb):
-    return make_user("rita", kb, "reviewer")
-
-
 def test_viewer_sees_sources_but_cannot_add_or_sync(client, kb, viewer):
     source = source_create(knowledge_base=kb, name="Uploads", kind="upload")
     client.force_login(viewer)

@@ -3,7 +3,7 @@ Markdown marks never show raw in retrieval snippets."""
 import pytest
 from django.urls import reverse
 
-from conflicts.views.display import markdown_text, render_markdown
+from kbreview.views.display import markdown_text, render_markdown
 from tests.conflicts.console_support import make_user
 from tests.factories import make_article
 

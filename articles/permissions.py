@@ -60,7 +60,7 @@ def kb_view(*, read: str = Role.VIEWER, write: str = Role.REVIEWER):
             memberships = user_memberships(request.user)
             membership = current_membership(request, memberships)
             if membership is None:
-                return render(request, "conflicts/no_kb.html", status=403)
+                return render(request, "no_kb.html", status=403)
             # Set before the role check, so the 403 page keeps the menu of the knowledge base the user is in.
             request.kb = membership.knowledge_base
             request.membership = membership

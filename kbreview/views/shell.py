@@ -1,4 +1,7 @@
-"""Switching the current knowledge base (kept in the session)."""
+"""The console's shell: the dashboard, and switching the current knowledge base (kept in the session).
+
+The dashboard shows the panels other apps register for it (kbreview.panels): the shell knows no conflict, so the
+conflicts app fills it."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -8,8 +11,15 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from articles.permissions import SESSION_KB_KEY, kb_view
 from articles.selectors import membership_get
-from conflicts.permissions import SESSION_KB_KEY
+from kbreview.panels import DASHBOARD, panels_render
+from kbreview.views.common import render_page
+
+
+@kb_view()
+def home(request):
+    return render_page(request, "dashboard.html", {"panels": panels_render(slot=DASHBOARD, request=request)})
 
 
 @login_required

@@ -1,7 +1,7 @@
 """Template filters for stored text shown as plain text (snippets, passages)."""
 from django import template
 
-from conflicts.views.display import likelihood_words, markdown_text
+from kbreview.views.display import likelihood_words, markdown_text
 
 register = template.Library()
 

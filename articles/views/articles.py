@@ -1,4 +1,7 @@
-"""Articles: list and retrieval search, detail with version history and diffs, edit, restore."""
+"""Articles: list and retrieval search, detail with version history and diffs, edit, restore.
+
+The article page and the restore confirmation show the panels apps above register for them (kbreview.panels): the
+conflicts an article is part of, the reviewed ones a restore would reopen."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -10,8 +13,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from articles import selectors as article_selectors
+from articles.forms import ArticleEditForm
 from articles.indexing import article_reindex
 from articles.models import Article, ArticleStatus, ArticleVersion, Role
+from articles.permissions import allows, kb_view
 from articles.services import (
     ArticleInputError,
     StaleVersionError,
@@ -19,12 +24,10 @@ from articles.services import (
     article_restore,
     article_version_restore,
 )
-from conflicts import selectors
-from conflicts.forms import ArticleEditForm
-from conflicts.permissions import allows, kb_view
-from conflicts.services.restores import conflicts_brought_back
-from conflicts.views.common import get_in_kb_or_404, query_string, render_page
-from conflicts.views.display import diff_html, render_markdown, stale_message, with_explanations
+from articles.views.display import stale_message
+from kbreview.panels import ARTICLE_DETAIL, ARTICLE_RESTORE, panels_render
+from kbreview.views.common import get_in_kb_or_404, query_string, render_page
+from kbreview.views.display import diff_html, render_markdown
 
 PAGE_SIZE = 50
 
@@ -47,7 +50,7 @@ def article_list(request):
             prev_url=query_string(params, page=page.previous_page_number()) if page.has_previous() else "",
             next_url=query_string(params, page=page.next_page_number()) if page.has_next() else "",
         )
-    return render_page(request, "conflicts/articles/list.html", context, partial="results")
+    return render_page(request, "articles/list.html", context, partial="results")
 
 
 def _article_or_404(request, pk: int) -> Article:
@@ -77,10 +80,7 @@ def article_context(request, article: Article, *, edit_form=None, error: str = "
         "versions": versions,
         "deleted": article.status == ArticleStatus.DELETED,
         "version_diff": _version_diff(request, article, versions),
-        "conflicts": selectors.conflicts_for_article(knowledge_base=request.kb, article_id=article.pk),
-        "model_disagreements": with_explanations(
-            selectors.model_disagreements_for_article(knowledge_base=request.kb, article_id=article.pk)
-        ),
+        "panels": panels_render(slot=ARTICLE_DETAIL, request=request, article=article),
         "can_review": allows(request, Role.REVIEWER),
         "edit_form": edit_form
         or ArticleEditForm(
@@ -98,7 +98,7 @@ def article_context(request, article: Article, *, edit_form=None, error: str = "
 def article_detail(request, pk: int):
     article = _article_or_404(request, pk)
     partial = "version-diff" if "from" in request.GET else None
-    return render_page(request, "conflicts/articles/detail.html", article_context(request, article), partial=partial)
+    return render_page(request, "articles/detail.html", article_context(request, article), partial=partial)
 
 
 def _back(request, article: Article, message: str):
@@ -132,21 +132,22 @@ def article_edit_view(request, pk: int):
             article_reindex(article_id=article.pk)  # the edit reaches retrieval before we answer
             return _back(request, article, "Saved as a new version and re-indexed.")
     article = _article_or_404(request, pk)
-    return render_page(request, "conflicts/articles/detail.html", article_context(request, article, edit_form=form, error=error),
+    return render_page(request, "articles/detail.html", article_context(request, article, edit_form=form, error=error),
                        partial="edit-form", status=status)
 
 
 def _confirm_restore(request, article: Article, *, version: ArticleVersion | None, expected: int | None = None):
-    """Before a restore that would bring reviewed conflicts back: say which, and ask to confirm.
+    """Before a restore that an ARTICLE_RESTORE panel warns about (reviewed conflicts it would bring back): show the
+    warnings, and ask to confirm.
 
-    Returns the confirmation page, or None when nothing would come back or the user confirmed."""
+    Returns the confirmation page, or None when no panel warns or the user confirmed."""
     if request.method == "POST" and request.POST.get("confirm") == "1":
         return None
-    coming_back = conflicts_brought_back(knowledge_base=request.kb, article=article, version=version)
-    if not coming_back:
+    warnings = panels_render(slot=ARTICLE_RESTORE, request=request, article=article, version=version)
+    if not warnings:
         return None
-    context = {"article": article, "version": version, "coming_back": coming_back, "expected_version_id": expected}
-    return render_page(request, "conflicts/articles/restore_confirm.html", context)
+    context = {"article": article, "version": version, "warnings": warnings, "expected_version_id": expected}
+    return render_page(request, "articles/restore_confirm.html", context)
 
 
 def _restore_by_get(request, article: Article, *, version: ArticleVersion | None):
@@ -202,6 +203,6 @@ def article_version_restore_view(request, pk: int, version_pk: int):
         article_version_restore(article=article, version=version, expected_version_id=expected, actor=request.user)
     except StaleVersionError as exc:
         article = _article_or_404(request, pk)
-        return render_page(request, "conflicts/articles/detail.html",
+        return render_page(request, "articles/detail.html",
                            article_context(request, article, error=stale_message(exc)), status=409)
     return _back(request, article, f"v{version.number} restored as a new version and re-indexed.")
