@@ -29,6 +29,11 @@ def field_error(source: str, loc: tuple, msg: str, kind: str = "value_error") ->
 
 
 class KbreviewApi(NinjaAPI):
+    def get_openapi_operation_id(self, operation) -> str:
+        """conflicts_api_<function>, the ids clients generated code from when the operations lived in
+        conflicts/api.py (ninja's default names the defining module)."""
+        return f"conflicts_api_{operation.view_func.__name__}"
+
     def validation_error_from_error_contexts(self, error_contexts):
         """Locations name the client's fields (["body", "retrieved", 2, "ref"], field "retrieved[2].ref"),
         not this code's parameter names (["body", "payload", ...])."""
