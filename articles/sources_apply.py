@@ -78,7 +78,7 @@ class SyncRun:
             lease_heartbeat(self.sync, done=self.done, counts=self.counts)
 
 
-def document_pages(run: SyncRun, key: str, *, file_pages: bool) -> list[SourcePage]:
+def _document_pages(run: SyncRun, key: str, *, file_pages: bool) -> list[SourcePage]:
     if not file_pages:
         return [run.pages[key]] if key in run.pages else []
     prefix = key + "#"
@@ -87,13 +87,13 @@ def document_pages(run: SyncRun, key: str, *, file_pages: bool) -> list[SourcePa
 
 def document_pages_keep(run: SyncRun, key: str) -> None:
     """A document that failed keeps its pages as they are (an error is not a removal)."""
-    for page in document_pages(run, key, file_pages=True):
+    for page in _document_pages(run, key, file_pages=True):
         run.seen_keys.add(page.key)
 
 
 def apply_document(run: SyncRun, *, key: str, raw: bytes, etag: str, last_modified: str, parse, file_pages: bool = False):
     raw_hash = hashlib.sha256(raw).hexdigest()
-    known = document_pages(run, key, file_pages=file_pages)
+    known = _document_pages(run, key, file_pages=file_pages)
     if known and all(p.raw_hash == raw_hash and p.state == PageState.PRESENT for p in known):
         # Same bytes as last time: nothing to parse or write (a server without ETag still costs no version).
         run.seen_keys.update(p.key for p in known)
