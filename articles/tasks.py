@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from articles import indexing, sources
+from articles import indexing, sources, sources_sync
 from articles.models import IndexSyncJob, SourceSync
 from kbreview.jobs import job_task
 
@@ -24,7 +24,7 @@ def run_index_sync_job(self, job_id: int) -> str:
     time_limit=settings.SOURCE_SYNC_TIME_LIMIT_S, soft_time_limit=settings.SOURCE_SYNC_TIME_LIMIT_S - 30,
 )
 def run_source_sync(self, sync_id: int) -> str:
-    return sources.source_sync_run(sync_id=sync_id).status
+    return sources_sync.source_sync_run(sync_id=sync_id).status
 
 
 @shared_task(acks_late=True)

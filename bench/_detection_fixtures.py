@@ -1,5 +1,5 @@
-"""Generated data for bench/detection_cost.py: a support KB with planted conflicts, questions, a replay,
-and the oracle the scripted LLM answers with. Plain Python, no Django.
+"""Generated data for bench/detection_cost.py: a support KB with planted conflicts, questions, a replay and
+its arrival times, and the oracle the scripted LLM answers with. Plain Python, no Django.
 
 The KB is a telecom-style help centre: PRODUCTS x ASPECTS topics, a few articles per topic (FAQ, guide,
 policy page, ...). Each article states its topic's fact (price, notice period, support hours, phone,
@@ -359,6 +359,16 @@ def build_replay(*, questions: list[Question], n_turns: int, zipf_s: float, edit
 # --- the oracle the scripted LLM answers with ----------------------------------------------------
 
 _ARTICLE_REF = re.compile(r'<article ref="([^"]+)"')
+
+
+def arrivals(*, n: int, rate: float, seed: int) -> list[float]:
+    """Arrival seconds of n turns, a Poisson process of `rate` turns per second."""
+    rng = random.Random(seed)
+    moments, second = [], 0.0
+    for _ in range(n):
+        second += rng.expovariate(rate)
+        moments.append(second)
+    return moments
 
 
 def rough_tokens(text: str) -> int:

@@ -33,7 +33,7 @@ def parse_args() -> argparse.Namespace:
 
 def run_sync(source):
     from articles.models import SourceSync
-    from articles.sources import source_sync_run
+    from articles.sources_sync import source_sync_run
 
     # Recorded without enqueueing (the request service would run it at once without a broker): timed here.
     sync = SourceSync.objects.create(knowledge_base_id=source.knowledge_base_id, source=source)

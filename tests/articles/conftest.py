@@ -1,7 +1,8 @@
 import pytest
 
 from articles.models import KnowledgeBase
-from articles.sources import source_sync_request, source_sync_run
+from articles.sources import source_sync_request
+from articles.sources_sync import source_sync_run
 from tests.support.page_server import page_server  # noqa: F401  (fixture)
 
 

@@ -24,9 +24,9 @@ from articles.sources import (
     source_files_upload,
     source_page_gone_confirm,
     source_sync_request,
-    source_sync_run,
     sources_sync_due,
 )
+from articles.sources_sync import source_sync_run
 from tests.articles.conftest import run_sync
 from tests.factories import article_audit
 from tests.support.page_server import html_page

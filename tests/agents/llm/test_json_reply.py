@@ -1,4 +1,4 @@
-"""agents.llm against a real OpenAI-compatible server on loopback (tests.support.scripted_llm)."""
+"""agents.llm.json_reply against a real OpenAI-compatible server on loopback (tests.support.scripted_llm)."""
 from __future__ import annotations
 
 import json
@@ -7,32 +7,21 @@ import time
 
 import jsonschema.exceptions
 import pytest
-from django.core.exceptions import ImproperlyConfigured
 
-from agents.configuration import llm_config_for
-from agents.llm import (
-    DEFAULT_MAX_TOKENS,
+from agents.llm.client import LLMError
+from agents.llm.config import DEFAULT_MAX_TOKENS, LLMConfig
+from agents.llm.endpoints import learnt_json_mode
+from agents.llm.json_reply import (
     MIN_STRING_CHARS,
-    LLMConfig,
-    LLMError,
     bounded_schema,
     complete_json,
     complete_json_reply,
-    generate_with_top_logprobs,
-    learnt_json_mode,
-    sample_texts,
     schema_problem,
-    token_logprobs,
 )
 from tests.support.scripted_llm import (
-    COMPLETIONS_SHAPED_LOGPROBS,
-    LLAMA_CPP_QUIRKS,
-    Reply,
-    ScriptedLLM,
     answer,
     http_error,
     invalid_json,
-    samples,
     slow,
 )
 
@@ -47,50 +36,6 @@ SCHEMA = {
 def ask(config: LLMConfig) -> tuple[dict, int]:
     return complete_json(config=config, system="You judge.", user="Is it?", schema=SCHEMA, schema_name="judgement")
 
-
-# --- configuration ------------------------------------------------------------------------------
-
-def test_config_is_none_without_a_base_url(settings):
-    settings.LLM = {"base_url": None, "api_key": "k", "model": "m", "timeout_s": 3, "json_mode": "json_schema"}
-    settings.LLM_PURPOSES = {"detection": {"base_url": None}}
-    assert llm_config_for("detection") is None
-
-
-def test_each_purpose_key_falls_back_to_the_shared_setting(settings):
-    settings.LLM = {"base_url": "http://shared/v1", "api_key": "shared-key", "model": "big",
-                    "timeout_s": 30.0, "json_mode": "json_schema"}
-    settings.LLM_PURPOSES = {
-        "detection": {"base_url": None, "api_key": None, "model": "small", "timeout_s": 4.0, "json_mode": "json_object"},
-        "answer": {"base_url": "http://answer/v1", "api_key": None, "model": None, "timeout_s": None, "json_mode": None},
-    }
-    assert llm_config_for("detection") == LLMConfig(
-        base_url="http://shared/v1", api_key="shared-key", model="small", timeout_s=4.0, json_mode="json_object"
-    )
-    assert llm_config_for("answer") == LLMConfig(
-        base_url="http://answer/v1", api_key="shared-key", model="big", timeout_s=30.0, json_mode="json_schema"
-    )
-    # a purpose missing from LLM_PURPOSES uses the shared endpoint as is
-    assert llm_config_for("suggestions").model == "big"
-
-
-def test_a_purpose_can_have_an_endpoint_when_the_shared_one_is_unset(settings):
-    settings.LLM = {"base_url": None, "api_key": None, "model": None, "timeout_s": None, "json_mode": None}
-    settings.LLM_PURPOSES = {"detection": {"base_url": "http://fast/v1", "model": "tiny"}}
-    config = llm_config_for("detection")
-    assert config is not None and config.base_url == "http://fast/v1" and config.model == "tiny"
-    assert config.api_key  # a placeholder: the openai client refuses an empty key
-    assert config.json_mode == "auto" and config.timeout_s > 0 and config.max_tokens is None
-    assert llm_config_for("answer") is None
-
-
-def test_an_unknown_json_mode_is_a_configuration_error(settings):
-    settings.LLM = {"base_url": "http://x/v1", "json_mode": "grammar"}
-    settings.LLM_PURPOSES = {}
-    with pytest.raises(ImproperlyConfigured, match="json_mode"):
-        llm_config_for("detection")
-
-
-# --- complete_json ------------------------------------------------------------------------------
 
 def test_json_schema_mode_sends_a_strict_schema_and_returns_the_parsed_reply(scripted_llm):
     scripted_llm.push(answer({"verdict": "yes", "score": 3}))
@@ -187,42 +132,6 @@ def test_an_unreachable_endpoint_raises_http_error():
     assert raised.value.reason == "http_error"
 
 
-# --- sample_texts -------------------------------------------------------------------------------
-
-def test_sample_texts_asks_for_n_choices_and_sums_their_logprobs(scripted_llm):
-    scripted_llm.push(samples(["Paris", "Lyon", "Paris"], logprobs=[[-0.5, -0.25], [-2.0], [-0.5, -0.5]]))
-    texts, tokens = sample_texts(config=scripted_llm.config(), system="s", user="Capital?", n=3,
-                                 temperature=0.7, top_p=0.95, logprobs=True)
-    assert [sample.text for sample in texts] == ["Paris", "Lyon", "Paris"]
-    assert [sample.logprob_sum for sample in texts] == [pytest.approx(-0.75), pytest.approx(-2.0), pytest.approx(-1.0)]
-    assert tokens > 0
-    (request,) = scripted_llm.requests
-    assert request["n"] == 3 and request["logprobs"] is True
-    assert request["temperature"] == 0.7 and request["top_p"] == 0.95
-    assert "response_format" not in request
-    assert request["stop"] == ["\n"]  # one short phrase on one line
-
-
-def test_sample_texts_asks_again_when_the_endpoint_ignores_n(scripted_llm):
-    # llama.cpp's server returns one choice whatever n is; and gives no logprobs here
-    scripted_llm.push(answer("one"), answer("two"), answer("three"))
-    texts, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=3,
-                            temperature=1.0, top_p=1.0, logprobs=True)
-    assert [sample.text for sample in texts] == ["one", "two", "three"]
-    assert [sample.logprob_sum for sample in texts] == [None, None, None]
-    assert [request.get("n") for request in scripted_llm.requests] == [3, 2, None]
-
-
-def test_sample_texts_timeout_is_an_llm_error(scripted_llm):
-    scripted_llm.push(slow(5.0, "late"))
-    with pytest.raises(LLMError) as raised:
-        sample_texts(config=scripted_llm.config(timeout_s=0.3), system="s", user="u", n=1,
-                     temperature=1.0, top_p=1.0, logprobs=False)
-    assert raised.value.reason == "timeout"
-
-
-# --- schema_problem (jsonschema) ------------------------------------------------------------------
-
 LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "items": SCHEMA, "maxItems": 2}},
                "required": ["items"]}
 
@@ -260,8 +169,6 @@ def test_a_schema_mismatch_error_names_the_field(scripted_llm):
     assert raised.value.detail == "$.verdict: 'perhaps' is not one of ['yes', 'no']"
 
 
-# --- the scripted server's benchmark features ---------------------------------------------------
-
 def test_a_respond_callback_answers_when_the_queue_is_empty_after_a_fixed_delay():
     from tests.support.scripted_llm import ScriptedLLM
 
@@ -283,24 +190,6 @@ def test_an_unscripted_request_is_answered_with_http_500(scripted_llm):
     assert len(scripted_llm.requests) == 1
 
 
-# --- bounds: max_tokens per purpose, finish_reason ----------------------------------------------
-
-def test_max_tokens_comes_from_the_purpose_then_the_shared_setting_then_a_command_override(settings):
-    settings.LLM = {"base_url": "http://shared/v1", "max_tokens": 700}
-    settings.LLM_PURPOSES = {"detection": {"max_tokens": 300}, "answer": {"max_tokens": None}}
-    assert llm_config_for("detection").max_tokens == 300
-    assert llm_config_for("answer").max_tokens == 700
-    assert llm_config_for("detection", max_tokens=50, model=None).max_tokens == 50  # None = option not given
-    assert llm_config_for("detection", model="small").model == "small"
-
-
-def test_a_non_positive_max_tokens_is_a_configuration_error(settings):
-    settings.LLM = {"base_url": "http://x/v1", "max_tokens": -5}
-    settings.LLM_PURPOSES = {}
-    with pytest.raises(ImproperlyConfigured, match="max_tokens"):
-        llm_config_for("answer")
-
-
 def test_a_call_sends_its_own_budget_unless_the_setting_overrides_it(scripted_llm):
     scripted_llm.push(answer({"verdict": "yes", "score": 1}), answer({"verdict": "yes", "score": 1}))
     complete_json(config=scripted_llm.config(), system="s", user="u", schema=SCHEMA, schema_name="j", max_tokens=40)
@@ -318,15 +207,6 @@ def test_a_reply_cut_at_max_tokens_is_an_output_cut_error_naming_the_limit(scrip
     assert raised.value.reason == "output_cut"
     assert "output cut at 20 tokens" in raised.value.detail
     assert raised.value.calls == 1
-
-
-# --- JSON mode auto: learnt once per endpoint and model ------------------------------------------
-
-@pytest.fixture
-def llama_cpp_like():
-    """A scripted server with llama-cpp-python's quirks."""
-    with ScriptedLLM(quirks=LLAMA_CPP_QUIRKS, model="gemma-3-270m") as server:
-        yield server
 
 
 def test_raw_newlines_inside_strings_are_text_not_invalid_json(llama_cpp_like):
@@ -397,73 +277,6 @@ def test_what_matters_reaches_a_model_whose_chat_format_drops_the_system_message
     assert json.dumps(SCHEMA) in seen["messages"][0]["content"]
 
 
-# --- log-probabilities --------------------------------------------------------------------------
-
-def test_sample_texts_sets_top_logprobs_so_llama_cpp_returns_them_and_asks_again_for_ignored_n(llama_cpp_like):
-    llama_cpp_like.push(*(Reply(contents=(text,), logprobs=((-0.5, -0.5),)) for text in ("a", "b", "c")))
-    texts, _ = sample_texts(config=llama_cpp_like.config(), system="s", user="u", n=3, temperature=1.0,
-                            top_p=0.9, logprobs=True, max_tokens=16)
-    assert [sample.logprob_sum for sample in texts] == [-1.0, -1.0, -1.0]
-    assert all(request["top_logprobs"] == 1 and request["logprobs"] is True for request in llama_cpp_like.requests)
-    assert [request.get("n") for request in llama_cpp_like.requests] == [3, 2, None]
-    assert {request["max_tokens"] for request in llama_cpp_like.requests} == {16}
-
-
-def test_missing_log_probabilities_are_none_and_logged_once_per_endpoint(scripted_llm, caplog):
-    scripted_llm.push(samples(["a", "b"]), samples(["c"]))
-    with caplog.at_level("WARNING", logger="agents.llm"):
-        first, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=2, temperature=1.0,
-                                top_p=1.0, logprobs=True)
-        second, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=1, temperature=1.0,
-                                 top_p=1.0, logprobs=True)
-    assert [sample.logprob_sum for sample in first + second] == [None, None, None]
-    assert sum("no log-probabilities" in record.getMessage() for record in caplog.records) == 1
-
-
-def test_a_failed_sampling_counts_the_samples_received_and_the_failed_request(llama_cpp_like):
-    llama_cpp_like.push(answer("one"), http_error(503))
-    with pytest.raises(LLMError) as raised:
-        sample_texts(config=llama_cpp_like.config(), system="s", user="u", n=5, temperature=1.0, top_p=1.0,
-                     logprobs=False)
-    assert raised.value.calls == 2  # not 5: one sample came back, then one request failed
-
-
-def test_token_logprobs_reads_the_chat_and_the_completions_shapes():
-    chat = {"content": [{"token": "Pa", "logprob": -0.1, "top_logprobs": [{"token": "Ly", "logprob": -3.0},
-                                                                         {"token": "Pa", "logprob": -0.1}]},
-                        {"token": "ris", "logprob": -0.2, "top_logprobs": []}]}
-    completions = {"tokens": ["Pa", "ris"], "token_logprobs": [-0.1, -0.2],
-                   "top_logprobs": [{"Ly": -3.0, "Pa": -0.1}, {"ris": -0.2}], "text_offset": [0, 2]}
-    from_chat, from_completions = token_logprobs(chat), token_logprobs(completions)
-    assert [(t.token, t.logprob) for t in from_chat] == [("Pa", -0.1), ("ris", -0.2)]
-    assert from_chat[0].top == (("Pa", -0.1), ("Ly", -3.0))  # best first
-    assert from_completions == from_chat[:1] + [from_completions[1]]
-    assert from_completions[1].top == (("ris", -0.2),)
-    assert token_logprobs(None) is None and token_logprobs({"content": None, "refusal": None}) is None
-
-
-def test_generate_with_top_logprobs_over_chat_in_either_shape_and_over_completions():
-    for quirks in (frozenset(), LLAMA_CPP_QUIRKS | {COMPLETIONS_SHAPED_LOGPROBS}):
-        with ScriptedLLM(quirks=quirks) as server:
-            server.push(Reply(contents=("Paris",), logprobs=((-0.1, -0.2),)))
-            generated = generate_with_top_logprobs(config=server.config(), user="Capital?", top_k=3, max_tokens=8)
-            assert generated.text == "Paris" and generated.finish_reason == "stop"
-            assert [len(token.top) for token in generated.tokens] == [3, 3]
-            assert generated.tokens[0].top[0] == ("t0", -0.1)
-            assert server.requests[0]["top_logprobs"] == 3 and server.requests[0]["max_tokens"] == 8
-    with ScriptedLLM() as server:
-        server.push(Reply(contents=(" Paris",), logprobs=((-0.3,),)))
-        generated = generate_with_top_logprobs(config=server.config(), prompt="The capital is", top_k=2, max_tokens=4)
-        assert generated.text == " Paris" and generated.tokens[0].top == (("t0", -0.3), ("t0-alt1", -1.3))
-        assert server.requests[0]["prompt"] == "The capital is" and server.requests[0]["logprobs"] == 2
-
-
-def test_generate_with_top_logprobs_says_when_there_is_no_distribution(scripted_llm):
-    scripted_llm.push(answer("Paris"))
-    generated = generate_with_top_logprobs(config=scripted_llm.config(), user="Capital?", top_k=2, max_tokens=8)
-    assert generated.text == "Paris" and generated.tokens is None
-
-
 def test_bounded_schema_bounds_free_strings_only_and_leaves_the_original_alone():
     schema = {"type": "object", "properties": {
         "items": {"type": "array", "items": {"type": "string"}},
@@ -487,18 +300,3 @@ def test_json_object_strings_are_bounded_by_the_call_budget(scripted_llm):
                       max_tokens=budget)
     assert [request["response_format"]["schema"]["properties"]["why"]["maxLength"]
             for request in scripted_llm.requests] == [MIN_STRING_CHARS, 150]
-
-
-def test_an_endpoint_that_refuses_log_probabilities_is_sampled_without_them_from_then_on(scripted_llm, caplog):
-    scripted_llm.push(http_error(500, "logprobs is not supported for models created with logits_all=False"),
-                      answer("one"), answer("two"))
-    with caplog.at_level("WARNING", logger="agents.llm"):
-        first, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=1, temperature=1.0, top_p=1.0,
-                                logprobs=True)
-        second, _ = sample_texts(config=scripted_llm.config(), system="s", user="u", n=1, temperature=1.0, top_p=1.0,
-                                 logprobs=True)
-    assert [sample.text for sample in first + second] == ["one", "two"]
-    assert [sample.logprob_sum for sample in first + second] == [None, None]
-    assert ["logprobs" in request for request in scripted_llm.requests] == [True, False, False]
-    assert sum("refused log-probabilities" in record.getMessage() for record in caplog.records) == 1
-    assert not any("although asked" in record.getMessage() for record in caplog.records)  # not asked after that
