@@ -37,7 +37,8 @@ from .judged import (
     vetoed,
 )
 from .scope import PageScope, Scope, claim_scope, page_scope, proper_names
-from .values import DATE, extract_values
+from .value_extraction import extract_values
+from .values import DATE
 
 __all__ = ["ClaimDetection", "ClaimVectors", "Encoder", "JudgeSetup", "aligned_statement_pairs", "detect_claim_conflicts",
            "REPORT_MIN_CONFIDENCE"]

@@ -26,6 +26,7 @@ from .stance import (
     strip_negation,
 )
 from .subject import label_subject, named_mentions, resolved, statement_subject, subject_of
+from .value_extraction import extract_values
 from .values import (
     AGE,
     CLOCK,
@@ -39,7 +40,6 @@ from .values import (
     UNLIMITED,
     URL,
     Value,
-    extract_values,
 )
 from .words import STOPWORDS
 

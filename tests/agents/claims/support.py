@@ -5,9 +5,10 @@ import datetime as dt
 
 from agents.claims import _scope, detect_claim_conflicts
 from agents.claims.analysis import analyse_text
+from agents.claims.value_extraction import extract_values
 from agents.types import ArticleText
 
-__all__ = ["NOW", "claim", "detect_claim_conflicts", "found", "pair"]
+__all__ = ["NOW", "claim", "detect_claim_conflicts", "found", "only", "pair"]
 
 NOW = dt.date(2026, 6, 1)
 
@@ -26,3 +27,10 @@ def claim(text, title="Notes"):
     """The first claim of a one-text article, and its scope as the detector reads it."""
     facts = analyse_text(title, text, 2026)[0]
     return facts, _scope(facts, known=frozenset(), now=NOW)
+
+
+def only(text: str, kind: str):
+    """The one value of this kind in the text (the test fails if there is not exactly one)."""
+    values = [v for v in extract_values(text, year=2026) if v.kind == kind]
+    assert len(values) == 1, values
+    return values[0]

@@ -9,7 +9,7 @@ import pytest
 
 from agents.claims import ClaimVectors, detect_claim_conflicts
 from agents.claims.analysis import analyse_text, content_stems, mask, shared_stems, stem
-from agents.claims.values import extract_values
+from agents.claims.value_extraction import extract_values
 from articles.embeddings import embed_texts
 
 from .support import NOW, pair
