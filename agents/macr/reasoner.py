@@ -22,7 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import groupby
 
 from agents.macr.calibration import Priors, rule_confidence
-from agents.macr.rules import MIN_DATE_GAP_DAYS, ConflictPair, Rule, is_official_document
+from agents.macr.rules import (
+    MIN_DATE_GAP_DAYS,
+    ConflictPair,
+    Rule,
+    is_official_document,
+    older_side_still_in_its_period,
+)
 from agents.types import ArticleText, Suggestion
 
 TextualJudge = Callable[[Rule, ConflictPair, dt.date], "str | None"]
@@ -48,7 +54,7 @@ def suggest(
         return Suggestion(
             refs=pair.refs,
             winner=None,
-            explanation=f"Cannot tell: {no_rule_reason(pair)}.",
+            explanation=f"Cannot tell: {no_rule_reason(pair, now)}.",
             rules=(),
             confidence=0.0,
         )
@@ -117,7 +123,7 @@ def _kind(article: ArticleText) -> str:
     return {"faq": "an FAQ answer", "web": "a web page", "manual": "a help guide"}.get(article.source, "a page")
 
 
-def no_rule_reason(pair: ConflictPair) -> str:
+def no_rule_reason(pair: ConflictPair, now: dt.date) -> str:
     """Why no rule could pick a side, in the reviewer's words."""
     date_a, date_b = pair.statement_date(pair.a), pair.statement_date(pair.b)
     if date_a is None or date_b is None:
@@ -128,6 +134,10 @@ def no_rule_reason(pair: ConflictPair) -> str:
     elif abs((date_a - date_b).days) < MIN_DATE_GAP_DAYS:
         dates = (f"the statements are dated only {abs((date_a - date_b).days)} days apart ({date_a.isoformat()} and "
                  f"{date_b.isoformat()}), too close to say which was meant last")
+    elif (still := older_side_still_in_its_period(pair, now)) is not None:
+        older, (start, end) = still
+        dates = (f"{older.ref} is older but says it holds from {start.isoformat()} to {end.isoformat()}, which "
+                 f"covers today, so the newer date of {pair.other(older).ref} does not make it stale")
     else:
         dates = f"the dates ({date_a.isoformat()} and {date_b.isoformat()}) are not a reason on their own here"
     kinds = sorted({_kind(pair.a), _kind(pair.b)})

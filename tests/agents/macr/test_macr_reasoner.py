@@ -105,3 +105,15 @@ def test_past_on_one_side_and_not_yet_in_force_on_the_other_means_neither_is_cur
     suggestion = suggest(a=old, b=new, conflict_type="price", now=NOW, rules=executable_rules(), snippets=snippets)
     assert suggestion.winner is None
     assert set(suggestion.rules) == {"explicit-past-statement-loses", "not-yet-in-force-statement-loses"}
+
+
+def test_cannot_tell_names_the_older_texts_period_when_it_covers_today():
+    leaflet = ArticleText(ref="pool-leaflet", title="Summer season leaflet",
+                          body="Riverside Pool - summer season, 1 April 2026 to 30 September 2026\n\nLane swim: £4.80",
+                          updated_at=dt.date(2026, 3, 20), source="pdf")
+    page = ArticleText(ref="lessons-page", title="Swimming lessons", body="A lane swim on your own costs £5.20.",
+                       updated_at=dt.date(2026, 6, 1), source="web")
+    suggestion = suggest(a=leaflet, b=page, conflict_type="price", now=dt.date(2026, 7, 1), rules=executable_rules(),
+                         min_confidence=0.9)
+    assert suggestion.winner is None and suggestion.leaning is None
+    assert "pool-leaflet is older but says it holds from 2026-04-01 to 2026-09-30" in suggestion.explanation
