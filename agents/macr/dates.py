@@ -144,6 +144,6 @@ def validity_periods(text: str) -> list[tuple[dt.date, dt.date]]:
     return found
 
 
-def period_covering(text: str, *, now: dt.date) -> tuple[dt.date, dt.date] | None:
-    """A period the text states that today falls within, if any."""
-    return next(((start, end) for start, end in validity_periods(text) if start <= now <= end), None)
+def period_not_over(text: str, *, now: dt.date) -> tuple[dt.date, dt.date] | None:
+    """A period the text states that has not ended by `now` (in force today, or still to come), if any."""
+    return next(((start, end) for start, end in validity_periods(text) if now <= end), None)

@@ -136,8 +136,8 @@ def no_rule_reason(pair: ConflictPair, now: dt.date) -> str:
                  f"{date_b.isoformat()}), too close to say which was meant last")
     elif (still := older_side_still_in_its_period(pair, now)) is not None:
         older, (start, end) = still
-        dates = (f"{older.ref} is older but says it holds from {start.isoformat()} to {end.isoformat()}, which "
-                 f"covers today, so the newer date of {pair.other(older).ref} does not make it stale")
+        dates = (f"{older.ref} is older but says it holds from {start.isoformat()} to {end.isoformat()}, a period "
+                 f"not over yet, so the newer date of {pair.other(older).ref} does not make it stale")
     else:
         dates = f"the dates ({date_a.isoformat()} and {date_b.isoformat()}) are not a reason on their own here"
     kinds = sorted({_kind(pair.a), _kind(pair.b)})

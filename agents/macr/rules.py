@@ -35,7 +35,7 @@ from agents.macr.dates import (
     effective_dates,
     end_dates,
     in_force_effective_date,
-    period_covering,
+    period_not_over,
 )
 from agents.types import ArticleText, pair_key
 
@@ -404,13 +404,13 @@ def _effective_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # --- newer-content-date-wins ------------------------------------------------------------------
 
-def stated_period_in_force(pair: ConflictPair, article: ArticleText, now: dt.date) -> tuple[dt.date, dt.date] | None:
-    """The period this side says its statement holds for, when today falls within it: stated in its title
-    or opening line (for the whole document: "fees and charges, 1 April to 31 March") or in the statement in
-    conflict itself. None when the side states no such period."""
+def stated_period_not_over(pair: ConflictPair, article: ArticleText, now: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The period this side says its statement holds for, when it has not ended today (in force, or still to
+    come): stated in its title or opening line (for the whole document: "fees and charges, 1 April to 31 March")
+    or in the statement in conflict itself. None when the side states no such period."""
     opening = next((line for line in article.body.splitlines() if line.strip()), "")
     texts = [article.title, opening, pair.snippets.get(article.ref) or ""]
-    return next((period for text in texts if (period := period_covering(text, now=now)) is not None), None)
+    return next((period for text in texts if (period := period_not_over(text, now=now)) is not None), None)
 
 
 def _older_side(pair: ConflictPair) -> ArticleText:
@@ -418,12 +418,13 @@ def _older_side(pair: ConflictPair) -> ArticleText:
 
 
 def older_side_still_in_its_period(pair: ConflictPair, now: dt.date) -> tuple[ArticleText, tuple[dt.date, dt.date]] | None:
-    """The older side, when it states a period of validity that covers today: a newer text's date does not
-    make it stale (its own words say it still holds), so recency cannot tell which of the two is meant."""
+    """The older side, when it states a period of validity that has not ended: a newer text's date does not
+    make it stale (its own words say it holds until a date still to come), so recency cannot tell which of
+    the two is meant."""
     if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
         return None
     older = _older_side(pair)
-    period = stated_period_in_force(pair, older, now)
+    period = stated_period_not_over(pair, older, now)
     return (older, period) if period is not None else None
 
 
@@ -431,7 +432,7 @@ def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
     if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
         return False  # same date or nearly, or a date missing: recency says nothing
     if older_side_still_in_its_period(pair, now) is not None:
-        return False  # the older side says it holds through today: being newer is no reason
+        return False  # the older side says it holds until a date still to come: being newer is no reason
     # A newer page announcing a change for later is newer, but not more current: no verdict.
     return not any(statement_not_yet_in_force(pair, article, now) for article in pair.articles)
 
@@ -506,7 +507,7 @@ NEWER_CONTENT_DATE_WINS = Rule(
     type=ANY_TYPE,
     condition="the two conflicting statements were written at least two weeks apart (the statement's own date "
     "where the article's history tells, else the page's), neither side only announces a change that is not "
-    "in force yet, and the older side does not state a period of validity that covers today",
+    "in force yet, and the older side does not state a period of validity that has not ended yet",
     resolution="the more recently written statement wins",
     priority=40,
     condition_check=_newer_applies,

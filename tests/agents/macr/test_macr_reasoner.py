@@ -107,7 +107,7 @@ def test_past_on_one_side_and_not_yet_in_force_on_the_other_means_neither_is_cur
     assert set(suggestion.rules) == {"explicit-past-statement-loses", "not-yet-in-force-statement-loses"}
 
 
-def test_cannot_tell_names_the_older_texts_period_when_it_covers_today():
+def test_cannot_tell_names_the_older_texts_period_when_it_is_not_over():
     leaflet = ArticleText(ref="pool-leaflet", title="Summer season leaflet",
                           body="Riverside Pool - summer season, 1 April 2026 to 30 September 2026\n\nLane swim: £4.80",
                           updated_at=dt.date(2026, 3, 20), source="pdf")

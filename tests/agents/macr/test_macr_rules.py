@@ -257,11 +257,15 @@ def test_validity_periods_need_two_dates(text, expected):
     assert validity_periods(text) == expected
 
 
-def test_newer_page_does_not_win_against_an_older_text_whose_stated_period_covers_today():
+def test_newer_page_does_not_win_against_an_older_text_whose_stated_period_is_not_over():
     pair = ConflictPair(a=POOL_LEAFLET, b=LESSONS_PAGE, type="price")
     in_season = dt.date(2026, 7, 1)
     assert not NEWER_CONTENT_DATE_WINS.applies(pair, in_season)
     assert older_side_still_in_its_period(pair, in_season) == (POOL_LEAFLET, (dt.date(2026, 4, 1), dt.date(2026, 9, 30)))
+    # before the season the leaflet still speaks for it: the page written since is no more current
+    before_season = ConflictPair(a=dataclasses.replace(POOL_LEAFLET, updated_at=dt.date(2026, 1, 10)),
+                                 b=dataclasses.replace(LESSONS_PAGE, updated_at=dt.date(2026, 2, 20)))
+    assert not NEWER_CONTENT_DATE_WINS.applies(before_season, dt.date(2026, 3, 1))
 
 
 def test_a_stated_period_that_is_over_or_only_on_the_newer_side_leaves_newer_wins_alone():
