@@ -309,6 +309,12 @@ def _future_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # --- official-effective-beats-newer-page -----------------------------------------------------
 
+# A page that disagrees with an official document and was written within this many days after that document
+# took effect most likely missed the change (a stale copy). Written much later, it may record a later decision
+# the official document has not caught up with: the date cannot tell which. Chosen on the dev data (pages that
+# were careless copies were edited 5-7 weeks after the change; pages that were later decisions, 3-9 months).
+CARELESS_COPY_WINDOW_DAYS = 60
+
 def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
     """The side that is an official document in force from an explicit date, while the other side is
     a newer non-official page on the same subject that gives no date of its own; None when the
@@ -328,6 +334,9 @@ def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
         official_date, page_date = pair.statement_date(official), pair.statement_date(page)
         if official_date is None or page_date is None or page_date <= official_date:
             continue
+        in_force = max(explicit_effective_date(official, now), official_date)
+        if (page_date - in_force).days > CARELESS_COPY_WINDOW_DAYS:
+            continue  # written long after the official change: may be a later decision, not a stale copy
         candidates.append(official)
     return candidates[0] if len(candidates) == 1 else None
 
@@ -481,7 +490,8 @@ OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE = Rule(
     id="official-effective-beats-newer-page",
     type=ANY_TYPE,
     condition="one side is an official document (a PDF, or titled policy/terms) in force from an explicit "
-    "effective date, the other a newer unofficial web/faq page on the same subject that gives no effective date",
+    "effective date, the other an unofficial web/faq page on the same subject that gives no effective date and "
+    "was written after the official document took effect, but within two months of it",
     resolution="the official document wins; the newer page is likely a careless copy of old values",
     priority=20,
     condition_check=_official_applies,

@@ -291,3 +291,20 @@ def test_a_period_in_the_middle_of_the_older_page_covers_only_its_own_sentence()
                     "lessons-page": "In the holidays the pool opens at 8 am."}
     assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=older, b=LESSONS_PAGE, snippets=in_statement),
                                                dt.date(2026, 8, 1))
+
+
+def test_official_rule_leaves_a_page_written_months_after_the_document_took_effect():
+    # A fictional bowling alley: its house rules are in force from 1 February; a shoe-hire page written in
+    # October gives another price. So long after the change, the page may be a later decision, not a stale copy.
+    house_rules = article("house-rules", "Shoe hire costs €3 per game.", title="House rules (effective 1 February 2026)",
+                          updated=dt.date(2026, 1, 20), source="pdf")
+    months_later = article("shoe-page", "Hiring bowling shoes costs €4 per game.", title="Bowling shoes",
+                           updated=dt.date(2026, 10, 2), source="web")
+    snippets = {"house-rules": "Shoe hire costs €3 per game.", "shoe-page": "Hiring bowling shoes costs €4 per game."}
+    late = ConflictPair(a=house_rules, b=months_later, type="price", snippets=snippets)
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(late, dt.date(2026, 10, 20))
+    assert NEWER_CONTENT_DATE_WINS.resolve(late, dt.date(2026, 10, 20)) == "shoe-page"
+    # the same page edited a few weeks after the rules took effect is the stale copy the rule is for
+    weeks_later = dataclasses.replace(months_later, updated_at=dt.date(2026, 3, 10))
+    soon = ConflictPair(a=house_rules, b=weeks_later, type="price", snippets=snippets)
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(soon, dt.date(2026, 3, 20)) == "house-rules"
