@@ -315,13 +315,12 @@ def _future_reason(pair: ConflictPair, now: dt.date) -> str:
 # were careless copies were edited 5-7 weeks after the change; pages that were later decisions, 3-9 months).
 CARELESS_COPY_WINDOW_DAYS = 60
 
-def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
-    """The side that is an official document in force from an explicit date, while the other side is
-    a newer non-official page on the same subject that gives no date of its own; None when the
-    situation is not that (two official documents, two pages, or an official text and a page about
-    something else carry no authority between them)."""
-    if not same_subject(pair):
-        return None
+
+def possible_careless_copy(pair: ConflictPair, now: dt.date) -> ArticleText | None:
+    """The official side, when the pair looks like a careless copy: one side an official document in force
+    from an explicit date, the other an unofficial page that gives no date of its own and was written after
+    that document, within CARELESS_COPY_WINDOW_DAYS of its taking effect. Being newer is then no evidence for
+    the page (it may simply have missed the change). None when the situation is not that."""
     candidates = []
     for official in pair.articles:
         page = pair.other(official)
@@ -339,6 +338,12 @@ def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
             continue  # written long after the official change: may be a later decision, not a stale copy
         candidates.append(official)
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
+    """The official side of a possible careless copy whose two sides speak of one subject; None otherwise (an
+    official text and a page about something else carry no authority between them)."""
+    return possible_careless_copy(pair, now) if same_subject(pair) else None
 
 
 def _official_applies(pair: ConflictPair, now: dt.date) -> bool:
@@ -392,6 +397,8 @@ def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
 def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
     if any(statement_not_yet_in_force(pair, article, now) for article in pair.articles):
         return None  # one side's statement is a change not yet in force: dates cannot settle it
+    if possible_careless_copy(pair, now) is not None:
+        return None  # the newer undated page may just have missed the official change: its date is no reason
     date_a, date_b = _reference_dates(pair, now)
     # A date the text states is a real date of the statement: any difference counts (the page-date
     # rule below needs a gap, since a page's date may only say when someone last touched it).
@@ -442,6 +449,8 @@ def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
         return False  # same date or nearly, or a date missing: recency says nothing
     if older_side_still_in_its_period(pair, now) is not None:
         return False  # the older side says it holds until a date still to come: being newer is no reason
+    if possible_careless_copy(pair, now) is not None:
+        return False  # the newer undated page may just have missed the official change
     # A newer page announcing a change for later is newer, but not more current: no verdict.
     return not any(statement_not_yet_in_force(pair, article, now) for article in pair.articles)
 

@@ -25,14 +25,15 @@ def fixed_rule(rule_id, winner, *, priority=50, support=None, kind="executable")
 TRAP_SNIPPETS = {"island-page": "An adult single costs €25.", "fares-pdf": "Adult single €29, child €14."}
 
 
-def test_trap_suggestion_names_the_deciding_rule_and_the_overridden_one():
+def test_trap_suggestion_names_the_deciding_rule_and_the_date_rules_stay_silent():
     suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=executable_rules(),
                          snippets={"island-page": "costs €25 for an adult single", "fares-pdf": "Adult single €29"})
     assert suggestion.winner == "fares-pdf"
     assert suggestion.refs == ("fares-pdf", "island-page")
     assert suggestion.rules == ("official-effective-beats-newer-page",)
     assert "official-effective-beats-newer-page" in suggestion.explanation
-    assert "newer-content-date-wins (would pick island-page)" in suggestion.explanation
+    # a page edited weeks after the fare table took effect may just have missed it: no date rule speaks for it
+    assert "Overridden" not in suggestion.explanation
     # measured on dev only once, wrongly, and never validated on this knowledge base: little confidence
     assert suggestion.confidence < 0.5
     assert suggestion.proposed_edit is None  # the losing snippet is not in its body verbatim: no guessed edit

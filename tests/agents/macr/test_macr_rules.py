@@ -18,6 +18,7 @@ from agents.macr.rules import (
     executable_rules,
     is_official_document,
     older_side_still_in_its_period,
+    possible_careless_copy,
 )
 from agents.types import ArticleText
 
@@ -87,9 +88,9 @@ def test_trap_official_pdf_with_effective_date_beats_newer_careless_copy():
     pair = ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price", snippets=TRAP_SNIPPETS)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "fares-pdf"
-    # the general rules alone would fall for it: that is why the authority rule ranks above them
-    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "island-page"
-    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "island-page"
+    # the date rules know the trap: a page edited weeks after the fare table took effect gets no verdict from them
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) is None
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) is None
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.priority < EXPLICIT_EFFECTIVE_DATE_WINS.priority
 
 
@@ -308,3 +309,21 @@ def test_official_rule_leaves_a_page_written_months_after_the_document_took_effe
     weeks_later = dataclasses.replace(months_later, updated_at=dt.date(2026, 3, 10))
     soon = ConflictPair(a=house_rules, b=weeks_later, type="price", snippets=snippets)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(soon, dt.date(2026, 3, 20)) == "house-rules"
+
+
+def test_date_rules_do_not_let_a_possible_careless_copy_win_by_being_newer():
+    # A fictional climbing gym: its price sheet takes effect on 1 March; a route-setting news page edited three
+    # weeks later quotes another day-pass price, and nothing known ties the two statements to one subject.
+    price_sheet = article("price-sheet", "Day pass €14. Shoe hire €4.", title="Price sheet (valid from 1 March 2026)",
+                          updated=dt.date(2026, 2, 15), source="pdf")
+    news = article("news", "Twelve new boulder problems this week! Come and try them: a day pass is €12.",
+                   title="Route-setting news", updated=dt.date(2026, 3, 22), source="web")
+    pair = ConflictPair(a=price_sheet, b=news, type="price")
+    now = dt.date(2026, 4, 1)
+    assert possible_careless_copy(pair, now) == price_sheet
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, now) is None
+    assert not NEWER_CONTENT_DATE_WINS.applies(pair, now)
+    # a page that states its own effective date is no careless copy: the stated dates decide
+    dated_news = dataclasses.replace(news, body="From 20 March 2026 a day pass is €12.")
+    assert possible_careless_copy(ConflictPair(a=price_sheet, b=dated_news), now) is None
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=price_sheet, b=dated_news), now) == "news"
