@@ -158,10 +158,14 @@ def _detector_key(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def detector_statements(name: str, path: Path) -> Detections:
-    """The offline claim detector's findings on every set of `path` (the product's check without an LLM),
-    as {set id: {refs: {"type", "snippets"}}}; computed once per data file, detector code and judge."""
-    cache = DETECTION_CACHE / f"suggestions-detections-{name}-{_detector_key(path)}.json"
+def detector_statements(name: str, path: Path, *, quick: bool = False) -> Detections:
+    """The offline claim detector's findings on every set of `path` (every other one with `quick`: the product's
+    check without an LLM), as {set id: {refs: {"type", "snippets"}}}; computed once per data file, detector code
+    and judge."""
+    key = _detector_key(path)
+    cache = DETECTION_CACHE / f"suggestions-detections-{name}-{key}.json"
+    if quick and not cache.is_file():  # the whole file's findings serve a quick run too; a quick run keeps its own
+        cache = DETECTION_CACHE / f"suggestions-detections-{name}-quick-{key}.json"
     if cache.is_file():
         raw = json.loads(cache.read_text(encoding="utf-8"))
     else:
@@ -178,7 +182,7 @@ def detector_statements(name: str, path: Path) -> Detections:
         vectors = ClaimVectors(embed_texts)
         judge = judge_setup(settings.JUDGE_DIR, mode=settings.JUDGE_MODE)
         raw = {}
-        for retrieval_set, _ in labelled_sets(path, quick=False):
+        for retrieval_set, _ in labelled_sets(path, quick=quick):
             articles = list(retrieval_set.articles.values())
             report = run_detection(articles=articles, detector="claims", now=retrieval_set.now,
                                    claim_vectors=vectors, claim_judge=judge)
@@ -311,7 +315,7 @@ def main() -> int:
         if not path.is_file():
             print(f"{name}: not found at {path}; skipped", file=sys.stderr)
             continue
-        detections = None if options.page_facts else detector_statements(name, path)
+        detections = None if options.page_facts else detector_statements(name, path, quick=options.quick)
         started = time.perf_counter()
         outcome = evaluate(path, threshold=threshold, priors=priors, quick=options.quick, detections=detections)
         elapsed = time.perf_counter() - started
