@@ -137,3 +137,18 @@ def test_dismissed_conflicts_teach_that_both_are_right(kb):
     b = make_article(kb, "faq-y", "E-bikes cost €9.", index=False)
     conflict_dismiss(conflict=make_conflict(kb, a, b), reason="different products")
     assert staff_decisions(knowledge_base=kb)[0].outcome == "both"
+
+
+@pytest.mark.django_db
+def test_rule_rows_take_the_templates_new_words_and_keep_their_own_switches(kb):
+    from agents.macr.rules import NEWER_CONTENT_DATE_WINS
+    from conflicts.services.suggestions import rule_base_ensure
+
+    rule_base_ensure(knowledge_base=kb)
+    row = ResolutionRule.objects.get(knowledge_base=kb, rule_id=NEWER_CONTENT_DATE_WINS.id)
+    row.condition, row.enabled = "the newer page wins (words of an earlier release)", False
+    row.save(update_fields=["condition", "enabled"])
+    rule_base_ensure(knowledge_base=kb)
+    row.refresh_from_db()
+    assert row.condition == NEWER_CONTENT_DATE_WINS.condition and "period of validity" in row.condition
+    assert row.enabled is False  # the knowledge base's switch is its own
