@@ -14,10 +14,16 @@ override it rather than be outvoted by it:
 10 not-yet-in-force-statement-loses   ... or that it only takes effect later (same level: if one
                                     side is past and the other future, neither is current → abstain)
 20 official-effective-beats-newer-page   an official document in force from an explicit date beats a
-                                    newer web/faq page that gives no date of its own (careless copy)
+                                    web/faq page on the same subject that gives no date of its own and
+                                    was written soon after it took effect (careless copy)
 30 explicit-effective-date-wins    a date the text gives ("as of 1 October 2025") beats a bare
                                     `updated_at`, which may reflect an unrelated edit
 40 newer-content-date-wins         otherwise, the more recently updated article wins
+
+The date rules know their limits: they give no verdict where being newer is no evidence: dates under
+two weeks apart, a side announcing a change not yet in force, an older side whose own words say for
+which period it holds (not over yet), or a possible careless copy (an undated page written soon after
+an official document took effect, whether or not the statements are known to share a subject).
 
 The reasoner decides with the first priority level at which some rule gives a winner; rules at the
 same level that disagree make it abstain (see reasoner.py).
@@ -311,8 +317,9 @@ def _future_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # A page that disagrees with an official document and was written within this many days after that document
 # took effect most likely missed the change (a stale copy). Written much later, it may record a later decision
-# the official document has not caught up with: the date cannot tell which. Chosen on the dev data (pages that
-# were careless copies were edited 5-7 weeks after the change; pages that were later decisions, 3-9 months).
+# the official document has not caught up with: the date cannot tell which. Chosen on the dev data: pages
+# labelled stale copies were written 4 to 10 weeks after the change (one just outside this window), pages
+# labelled later decisions mostly 3 to 9 months after (one at 5 weeks).
 CARELESS_COPY_WINDOW_DAYS = 60
 
 
@@ -512,7 +519,8 @@ EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
     id="explicit-effective-date-wins",
     type=ANY_TYPE,
     condition="at least one side states an explicit effective date (effective / as of / from / since <date>) "
-    "that is not in the future",
+    "that is not in the future, and the pair is not a possible careless copy (an undated unofficial page written "
+    "within two months after an official document took effect)",
     resolution="if both state one, the later stated effective date wins; if one does, compare the later of its "
     "stated date and its update date with the other's update date; equal dates cannot tell",
     priority=30,
@@ -526,7 +534,9 @@ NEWER_CONTENT_DATE_WINS = Rule(
     type=ANY_TYPE,
     condition="the two conflicting statements were written at least two weeks apart (the statement's own date "
     "where the article's history tells, else the page's), neither side only announces a change that is not "
-    "in force yet, and the older side does not state a period of validity that has not ended yet",
+    "in force yet, the older side does not state a period of validity that has not ended yet, and the pair is not "
+    "a possible careless copy (an undated unofficial page written within two months after an official document "
+    "took effect)",
     resolution="the more recently written statement wins",
     priority=40,
     condition_check=_newer_applies,
