@@ -1,6 +1,13 @@
 """Benchmark: MACR suggestions (executable rules, calibrated, with abstention) beside the naive "newer wins" anchor.
 
-For each data set, side by side, through the same parsing and reasoning code as `manage.py suggest_resolutions`:
+For each data set, side by side, through the same parsing and reasoning code as `manage.py suggest_resolutions`
+and with what the product gives the rules (conflicts.services.suggestions.suggestion_compute): the detector's
+conflicting statements (snippets) and type for each labelled pair the offline claim detector finds in the set
+(`run_detection(detector="claims")` with the judge of the settings, as a check without an LLM records them), so a
+date rule reads the statement in conflict and not just its page. A labelled pair the detector misses keeps only
+page-level facts (the product would show no suggestion for it; it is still scored). `--page-facts` leaves the
+detector out (the figures before issue 31). Detector output is cached in var/bench/, keyed by the data file, the
+detector's code and the judge artefact.
 accuracy on pairs whose label `correct` is a ref (a side is determinable; "cannot tell" there counts as not
 right) and abstention on pairs whose `correct` is null (the texts and dates cannot tell; any side named there
 is wrong), for
@@ -15,16 +22,19 @@ at which the dev suggestions are still >= 0.95 precise, a side named on a "canno
 no confidence level kept is on its own right less than 4 times in 5),
 writing agents/macr/rule_priors.json. No LLM is called.
 
-    .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors]
+    .venv/bin/python bench/suggestions_quality.py [--quick] [--datasets dev,report,kb-dev] [--show-errors] [--page-facts]
     .venv/bin/python bench/suggestions_quality.py --datasets dev,kb-dev     # development: the report half untouched
     .venv/bin/python bench/suggestions_quality.py --write-priors
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
+import hashlib
 import json
 import math
+import os
 import sys
 import time
 from collections import defaultdict
@@ -33,6 +43,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kbreview.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 from agents.macr.calibration import (  # noqa: E402
     MIN_BAND_PRECISION,
@@ -47,7 +59,7 @@ from agents.macr.calibration import (  # noqa: E402
 )
 from agents.macr.rules import ConflictPair, executable_rules  # noqa: E402
 from agents.macr.sets import RetrievalSet, parse_set_line, suggest_for_set  # noqa: E402
-from agents.types import ArticleText  # noqa: E402
+from agents.types import ArticleText, pair_key  # noqa: E402
 
 BROAD = REPO / "bench" / "data" / "kb-conflicts-broad"
 DATASETS = {
@@ -56,6 +68,12 @@ DATASETS = {
     "kb-dev": REPO.parent / "shared" / "datasets" / "kb-conflicts-dev" / "dev.jsonl",
 }
 TARGET_ACCURACY, TARGET_ABSTENTION = 0.95, 0.90
+DETECTION_CACHE = REPO / "var" / "bench"
+# What the detector's findings depend on besides the data: its code and the judge artefact.
+DETECTOR_INPUTS = ("agents/claims/*.py", "agents/detection.py", "agents/judge*.py", "agents/excerpts.py",
+                   "agents/judge_artefact/*")
+
+Detections = dict  # set id -> {(ref, ref): {"type", "snippets"}}
 
 
 def naive_newer_wins(a: ArticleText, b: ArticleText) -> str | None:
@@ -103,23 +121,84 @@ class Outcome:
     calibrated: Tally = field(default_factory=Tally)
     naive: Tally = field(default_factory=Tally)
     rule_use: dict = field(default_factory=lambda: defaultdict(int))
+    with_statements: int = 0  # labelled pairs the detector found: the rules read their statements in conflict
     errors: list = field(default_factory=list)
 
 
-def labelled_sets(path: Path, *, quick: bool):
+def labelled_sets(path: Path, *, quick: bool, detections: Detections | None = None):
+    """(retrieval set, labels by pair) per line; with `detections`, each labelled pair the detector found
+    carries the detector's type and snippets, as the product's suggestion input does."""
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if quick:
         lines = lines[::2]  # every other set: same mix of businesses, half the time
     for number, text in enumerate(lines, start=1):
         labels = {tuple(sorted(c["refs"])): c.get("correct") for c in json.loads(text).get("conflicts", [])}
-        yield parse_set_line(line=text, line_number=number, today=dt.date.today()), labels
+        retrieval_set = parse_set_line(line=text, line_number=number, today=dt.date.today())
+        if detections is not None:
+            retrieval_set = with_detector_statements(retrieval_set, detections.get(str(retrieval_set.id), {}))
+        yield retrieval_set, labels
 
 
-def evaluate(path: Path, *, threshold: float, priors: Priors, quick: bool) -> Outcome:
+def with_detector_statements(retrieval_set: RetrievalSet, found: dict) -> RetrievalSet:
+    conflicts = []
+    for request in retrieval_set.conflicts:
+        finding = found.get(request.refs)
+        if finding is not None:
+            request = dataclasses.replace(request, type=finding["type"], snippets=dict(finding["snippets"]))
+        conflicts.append(request)
+    return dataclasses.replace(retrieval_set, conflicts=conflicts)
+
+
+def _detector_key(path: Path) -> str:
+    digest = hashlib.sha256(path.read_bytes())
+    for pattern in DETECTOR_INPUTS:
+        for source in sorted(REPO.glob(pattern)):
+            digest.update(source.name.encode())
+            digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def detector_statements(name: str, path: Path, *, quick: bool = False) -> Detections:
+    """The offline claim detector's findings on every set of `path` (every other one with `quick`: the product's
+    check without an LLM), as {set id: {refs: {"type", "snippets"}}}; computed once per data file, detector code
+    and judge."""
+    key = _detector_key(path)
+    cache = DETECTION_CACHE / f"suggestions-detections-{name}-{key}.json"
+    if quick and not cache.is_file():  # the whole file's findings serve a quick run too; a quick run keeps its own
+        cache = DETECTION_CACHE / f"suggestions-detections-{name}-quick-{key}.json"
+    if cache.is_file():
+        raw = json.loads(cache.read_text(encoding="utf-8"))
+    else:
+        import django  # noqa: PLC0415 - only the detector needs settings (the judge) and the sentence model
+
+        django.setup()
+        from django.conf import settings  # noqa: PLC0415
+
+        from agents.claims import ClaimVectors  # noqa: PLC0415
+        from agents.detection import run_detection  # noqa: PLC0415
+        from agents.judge_onnx import judge_setup  # noqa: PLC0415
+        from articles.embeddings import embed_texts  # noqa: PLC0415
+
+        vectors = ClaimVectors(embed_texts)
+        judge = judge_setup(settings.JUDGE_DIR, mode=settings.JUDGE_MODE)
+        raw = {}
+        for retrieval_set, _ in labelled_sets(path, quick=quick):
+            articles = list(retrieval_set.articles.values())
+            report = run_detection(articles=articles, detector="claims", now=retrieval_set.now,
+                                   claim_vectors=vectors, claim_judge=judge)
+            raw[str(retrieval_set.id)] = [{"refs": list(f.refs), "type": f.type, "snippets": dict(f.snippets)}
+                                          for f in report.findings]
+        DETECTION_CACHE.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    return {set_id: {pair_key(*f["refs"]): f for f in findings} for set_id, findings in raw.items()}
+
+
+def evaluate(path: Path, *, threshold: float, priors: Priors, quick: bool, detections: Detections | None) -> Outcome:
     outcome, rules = Outcome(), executable_rules()
-    for retrieval_set, labels in labelled_sets(path, quick=quick):
+    for retrieval_set, labels in labelled_sets(path, quick=quick, detections=detections):
         raw = suggest_for_set(retrieval_set=retrieval_set, rules=rules, min_confidence=0.0, priors=priors)
         calibrated = suggest_for_set(retrieval_set=retrieval_set, rules=rules, min_confidence=threshold, priors=priors)
+        outcome.with_statements += sum(bool(request.snippets) for request in retrieval_set.conflicts)
         for plain, shown in zip(raw, calibrated):
             correct = labels[plain.refs]
             a, b = (retrieval_set.articles[ref] for ref in plain.refs)
@@ -134,14 +213,14 @@ def evaluate(path: Path, *, threshold: float, priors: Priors, quick: bool) -> Ou
     return outcome
 
 
-def measure_priors(path: Path) -> dict:
+def measure_priors(path: Path, *, detections: Detections | None) -> dict:
     """Per built-in rule, by standing and by situation: [right, decided] on the labelled pairs where it named
     a side; and the threshold for TARGET_PRECISION over the confidences those priors give."""
     by_standing: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     by_situation: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     samples = []  # (rule ids, standing, situation, right) per suggestion with a side
     empty = Priors(rules={}, threshold=0.0)
-    for retrieval_set, labels in labelled_sets(path, quick=False):
+    for retrieval_set, labels in labelled_sets(path, quick=False, detections=detections):
         for suggestion in suggest_for_set(retrieval_set=retrieval_set, rules=executable_rules(), min_confidence=0.0,
                                           priors=empty):
             if suggestion.winner is None:
@@ -163,7 +242,8 @@ def measure_priors(path: Path) -> dict:
         scored.append((sum(values) / len(values), right))
     threshold = choose_threshold(scored, target=TARGET_PRECISION)
     return {
-        "source": "bench/data/kb-conflicts-broad/dev.jsonl (written by bench/suggestions_quality.py --write-priors)",
+        "source": "bench/data/kb-conflicts-broad/dev.jsonl (written by bench/suggestions_quality.py --write-priors"
+                  + (", page-level facts only)" if detections is None else ", with the detector's statements)"),
         "target_precision": TARGET_PRECISION,
         "situation_pooling": SITUATION_POOLING,
         "min_band_precision": MIN_BAND_PRECISION,
@@ -191,7 +271,9 @@ def choose_threshold(scored: list[tuple[float, bool]], *, target: float, band_fl
 
 
 def _pair(retrieval_set: RetrievalSet, refs: tuple[str, str]) -> ConflictPair:
-    return ConflictPair(a=retrieval_set.articles[refs[0]], b=retrieval_set.articles[refs[1]])
+    request = next(request for request in retrieval_set.conflicts if request.refs == refs)
+    return ConflictPair(a=retrieval_set.articles[refs[0]], b=retrieval_set.articles[refs[1]], type=request.type,
+                        snippets=request.snippets)
 
 
 def main() -> int:
@@ -201,12 +283,15 @@ def main() -> int:
     parser.add_argument("--show-errors", action="store_true",
                         help="print each wrong or non-abstaining suggestion (refused on the held-out report half)")
     parser.add_argument("--threshold", type=float, default=None, help="instead of the default chosen on dev")
+    parser.add_argument("--page-facts", action="store_true",
+                        help="give the rules page-level facts only (no detector statements): the figures before issue 31")
     parser.add_argument("--write-priors", action="store_true",
                         help=f"measure the built-in rules on the dev half and write {PRIORS_PATH.name}")
     options = parser.parse_args()
 
     if options.write_priors:
-        data = measure_priors(DATASETS["dev"])
+        data = measure_priors(DATASETS["dev"],
+                              detections=None if options.page_facts else detector_statements("dev", DATASETS["dev"]))
         PRIORS_PATH.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {PRIORS_PATH.relative_to(REPO)}: threshold {data['threshold']} for precision >= {TARGET_PRECISION}")
         for rule_id, by_standing in sorted(data["rules"].items()):
@@ -230,13 +315,17 @@ def main() -> int:
         if not path.is_file():
             print(f"{name}: not found at {path}; skipped", file=sys.stderr)
             continue
+        detections = None if options.page_facts else detector_statements(name, path, quick=options.quick)
         started = time.perf_counter()
-        outcome = evaluate(path, threshold=threshold, priors=priors, quick=options.quick)
+        outcome = evaluate(path, threshold=threshold, priors=priors, quick=options.quick, detections=detections)
         elapsed = time.perf_counter() - started
         tally = outcome.calibrated
         print(f"\n{name}: {path}{' (quick: every other set)' if options.quick else ''}")
         print(f"conflicts: {tally.determinable + tally.undeterminable} ({tally.determinable} with a determinable side, "
               f"{tally.undeterminable} where the texts cannot tell); {elapsed * 1000:.0f} ms")
+        print("rules given the detector's statements in conflict on "
+              + (f"{outcome.with_statements} of them (the rest: page-level facts)" if detections is not None
+                 else "none of them (--page-facts)"))
         print(f"{'method':<44}{'accuracy (determinable)':>26}{'abstention (null)':>20}{'precision':>11}")
         rows = [
             ("rules, no threshold", outcome.raw),

@@ -50,6 +50,15 @@ _FROM_OLD_VALUE = re.compile(
     re.IGNORECASE,
 )
 
+# "1 April 2025 to 31 March 2026", "13 December 2025 - 12 April 2026", "from 1 May 2026 until 30 September 2026",
+# "between 1 June 2026 and 31 August 2026": a text saying for which period it holds.
+_PERIOD_RE = re.compile(
+    r"(?:\bbetween\s+)?" + _DATE.replace("(?P<date>", "(?P<start>")
+    + r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b|\btill\b|\bthrough\b|\band\b)\s*(?:the\s+)?"
+    + _DATE.replace("(?P<date>", "(?P<end>"),
+    re.IGNORECASE,
+)
+
 _UNTIL_RE = re.compile(r"\b(?:until|till|up\s+to\s+and\s+including|through)\s+(?:the\s+)?" + _DATE, re.IGNORECASE)
 
 
@@ -118,3 +127,23 @@ def end_dates(text: str) -> list[dt.date]:
         if date is not None:
             found.append(date)
     return found
+
+
+def validity_periods(text: str) -> list[tuple[dt.date, dt.date]]:
+    """Periods the text gives as from one date to another ("1 April 2025 to 31 March 2026"), start first.
+
+    Only two full calendar dates (or months) make a period: a bare year on either side says too little."""
+    found = []
+    for match in _PERIOD_RE.finditer(text):
+        if _YEAR_ONLY.fullmatch(match.group("start")) or _YEAR_ONLY.fullmatch(match.group("end")):
+            continue
+        start = parse_text_date(match.group("start"))
+        end = parse_text_date(match.group("end"), end_of_period=True)
+        if start is not None and end is not None and start <= end:
+            found.append((start, end))
+    return found
+
+
+def period_not_over(text: str, *, now: dt.date) -> tuple[dt.date, dt.date] | None:
+    """A period the text states that has not ended by `now` (in force today, or still to come), if any."""
+    return next(((start, end) for start, end in validity_periods(text) if now <= end), None)

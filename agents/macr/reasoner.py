@@ -22,7 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import groupby
 
 from agents.macr.calibration import Priors, rule_confidence
-from agents.macr.rules import MIN_DATE_GAP_DAYS, ConflictPair, Rule, is_official_document
+from agents.macr.rules import (
+    MIN_DATE_GAP_DAYS,
+    ConflictPair,
+    Rule,
+    explicit_effective_date,
+    is_official_document,
+    older_side_still_in_its_period,
+    possible_careless_copy,
+)
 from agents.types import ArticleText, Suggestion
 
 TextualJudge = Callable[[Rule, ConflictPair, dt.date], "str | None"]
@@ -48,7 +56,7 @@ def suggest(
         return Suggestion(
             refs=pair.refs,
             winner=None,
-            explanation=f"Cannot tell: {no_rule_reason(pair)}.",
+            explanation=f"Cannot tell: {no_rule_reason(pair, now)}.",
             rules=(),
             confidence=0.0,
         )
@@ -117,7 +125,12 @@ def _kind(article: ArticleText) -> str:
     return {"faq": "an FAQ answer", "web": "a web page", "manual": "a help guide"}.get(article.source, "a page")
 
 
-def no_rule_reason(pair: ConflictPair) -> str:
+def _in_force_since(article: ArticleText, now: dt.date) -> str:
+    date = explicit_effective_date(article, now)
+    return date.isoformat() if date else "an unknown date"
+
+
+def no_rule_reason(pair: ConflictPair, now: dt.date) -> str:
     """Why no rule could pick a side, in the reviewer's words."""
     date_a, date_b = pair.statement_date(pair.a), pair.statement_date(pair.b)
     if date_a is None or date_b is None:
@@ -128,6 +141,15 @@ def no_rule_reason(pair: ConflictPair) -> str:
     elif abs((date_a - date_b).days) < MIN_DATE_GAP_DAYS:
         dates = (f"the statements are dated only {abs((date_a - date_b).days)} days apart ({date_a.isoformat()} and "
                  f"{date_b.isoformat()}), too close to say which was meant last")
+    elif (official := possible_careless_copy(pair, now)) is not None:
+        page = pair.other(official)
+        dates = (f"{page.ref} is newer but gives no date of its own and was written soon after {official.ref} "
+                 f"(an official document) took effect on {_in_force_since(official, now)}: it may just have missed "
+                 f"that change, so its date is no reason, and nothing shows the two statements are about one subject")
+    elif (still := older_side_still_in_its_period(pair, now)) is not None:
+        older, (start, end) = still
+        dates = (f"{older.ref} is older but says it holds from {start.isoformat()} to {end.isoformat()}, a period "
+                 f"not over yet, so the newer date of {pair.other(older).ref} does not make it stale")
     else:
         dates = f"the dates ({date_a.isoformat()} and {date_b.isoformat()}) are not a reason on their own here"
     kinds = sorted({_kind(pair.a), _kind(pair.b)})

@@ -14,10 +14,16 @@ override it rather than be outvoted by it:
 10 not-yet-in-force-statement-loses   ... or that it only takes effect later (same level: if one
                                     side is past and the other future, neither is current → abstain)
 20 official-effective-beats-newer-page   an official document in force from an explicit date beats a
-                                    newer web/faq page that gives no date of its own (careless copy)
+                                    web/faq page on the same subject that gives no date of its own and
+                                    was written soon after it took effect (careless copy)
 30 explicit-effective-date-wins    a date the text gives ("as of 1 October 2025") beats a bare
                                     `updated_at`, which may reflect an unrelated edit
 40 newer-content-date-wins         otherwise, the more recently updated article wins
+
+The date rules know their limits: they give no verdict where being newer is no evidence: dates under
+two weeks apart, a side announcing a change not yet in force, an older side whose own words say for
+which period it holds (not over yet), or a possible careless copy (an undated page written soon after
+an official document took effect, whether or not the statements are known to share a subject).
 
 The reasoner decides with the first priority level at which some rule gives a winner; rules at the
 same level that disagree make it abstain (see reasoner.py).
@@ -30,7 +36,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from agents.macr.dates import announces_future_change_only, effective_dates, end_dates, in_force_effective_date
+from agents.macr.dates import (
+    announces_future_change_only,
+    effective_dates,
+    end_dates,
+    in_force_effective_date,
+    period_not_over,
+)
 from agents.types import ArticleText, pair_key
 
 ANY_TYPE = "*"
@@ -303,13 +315,19 @@ def _future_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # --- official-effective-beats-newer-page -----------------------------------------------------
 
-def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
-    """The side that is an official document in force from an explicit date, while the other side is
-    a newer non-official page on the same subject that gives no date of its own; None when the
-    situation is not that (two official documents, two pages, or an official text and a page about
-    something else carry no authority between them)."""
-    if not same_subject(pair):
-        return None
+# A page that disagrees with an official document and was written within this many days after that document
+# took effect most likely missed the change (a stale copy). Written much later, it may record a later decision
+# the official document has not caught up with: the date cannot tell which. Chosen on the dev data: pages
+# labelled stale copies were written 4 to 10 weeks after the change (one just outside this window), pages
+# labelled later decisions mostly 3 to 9 months after (one at 5 weeks).
+CARELESS_COPY_WINDOW_DAYS = 60
+
+
+def possible_careless_copy(pair: ConflictPair, now: dt.date) -> ArticleText | None:
+    """The official side, when the pair looks like a careless copy: one side an official document in force
+    from an explicit date, the other an unofficial page that gives no date of its own and was written after
+    that document, within CARELESS_COPY_WINDOW_DAYS of its taking effect. Being newer is then no evidence for
+    the page (it may simply have missed the change). None when the situation is not that."""
     candidates = []
     for official in pair.articles:
         page = pair.other(official)
@@ -322,8 +340,17 @@ def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
         official_date, page_date = pair.statement_date(official), pair.statement_date(page)
         if official_date is None or page_date is None or page_date <= official_date:
             continue
+        in_force = max(explicit_effective_date(official, now), official_date)
+        if (page_date - in_force).days > CARELESS_COPY_WINDOW_DAYS:
+            continue  # written long after the official change: may be a later decision, not a stale copy
         candidates.append(official)
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _official_in_force(pair: ConflictPair, now: dt.date) -> ArticleText | None:
+    """The official side of a possible careless copy whose two sides speak of one subject; None otherwise (an
+    official text and a page about something else carry no authority between them)."""
+    return possible_careless_copy(pair, now) if same_subject(pair) else None
 
 
 def _official_applies(pair: ConflictPair, now: dt.date) -> bool:
@@ -377,6 +404,8 @@ def _effective_applies(pair: ConflictPair, now: dt.date) -> bool:
 def _effective_resolve(pair: ConflictPair, now: dt.date) -> str | None:
     if any(statement_not_yet_in_force(pair, article, now) for article in pair.articles):
         return None  # one side's statement is a change not yet in force: dates cannot settle it
+    if possible_careless_copy(pair, now) is not None:
+        return None  # the newer undated page may just have missed the official change: its date is no reason
     date_a, date_b = _reference_dates(pair, now)
     # A date the text states is a real date of the statement: any difference counts (the page-date
     # rule below needs a gap, since a page's date may only say when someone last touched it).
@@ -398,9 +427,37 @@ def _effective_reason(pair: ConflictPair, now: dt.date) -> str:
 
 # --- newer-content-date-wins ------------------------------------------------------------------
 
+def stated_period_not_over(pair: ConflictPair, article: ArticleText, now: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The period this side says its statement holds for, when it has not ended today (in force, or still to
+    come): stated in its title or opening line (for the whole document: "fees and charges, 1 April to 31 March")
+    or in the statement in conflict itself. None when the side states no such period."""
+    opening = next((line for line in article.body.splitlines() if line.strip()), "")
+    texts = [article.title, opening, pair.snippets.get(article.ref) or ""]
+    return next((period for text in texts if (period := period_not_over(text, now=now)) is not None), None)
+
+
+def _older_side(pair: ConflictPair) -> ArticleText:
+    return pair.a if pair.statement_date(pair.a) < pair.statement_date(pair.b) else pair.b
+
+
+def older_side_still_in_its_period(pair: ConflictPair, now: dt.date) -> tuple[ArticleText, tuple[dt.date, dt.date]] | None:
+    """The older side, when it states a period of validity that has not ended: a newer text's date does not
+    make it stale (its own words say it holds until a date still to come), so recency cannot tell which of
+    the two is meant."""
+    if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
+        return None
+    older = _older_side(pair)
+    period = stated_period_not_over(pair, older, now)
+    return (older, period) if period is not None else None
+
+
 def _newer_applies(pair: ConflictPair, now: dt.date) -> bool:
     if not real_date_gap(pair.statement_date(pair.a), pair.statement_date(pair.b)):
         return False  # same date or nearly, or a date missing: recency says nothing
+    if older_side_still_in_its_period(pair, now) is not None:
+        return False  # the older side says it holds until a date still to come: being newer is no reason
+    if possible_careless_copy(pair, now) is not None:
+        return False  # the newer undated page may just have missed the official change
     # A newer page announcing a change for later is newer, but not more current: no verdict.
     return not any(statement_not_yet_in_force(pair, article, now) for article in pair.articles)
 
@@ -449,7 +506,8 @@ OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE = Rule(
     id="official-effective-beats-newer-page",
     type=ANY_TYPE,
     condition="one side is an official document (a PDF, or titled policy/terms) in force from an explicit "
-    "effective date, the other a newer unofficial web/faq page on the same subject that gives no effective date",
+    "effective date, the other an unofficial web/faq page on the same subject that gives no effective date and "
+    "was written after the official document took effect, but within two months of it",
     resolution="the official document wins; the newer page is likely a careless copy of old values",
     priority=20,
     condition_check=_official_applies,
@@ -461,7 +519,8 @@ EXPLICIT_EFFECTIVE_DATE_WINS = Rule(
     id="explicit-effective-date-wins",
     type=ANY_TYPE,
     condition="at least one side states an explicit effective date (effective / as of / from / since <date>) "
-    "that is not in the future",
+    "that is not in the future, and the pair is not a possible careless copy (an undated unofficial page written "
+    "within two months after an official document took effect)",
     resolution="if both state one, the later stated effective date wins; if one does, compare the later of its "
     "stated date and its update date with the other's update date; equal dates cannot tell",
     priority=30,
@@ -474,8 +533,10 @@ NEWER_CONTENT_DATE_WINS = Rule(
     id="newer-content-date-wins",
     type=ANY_TYPE,
     condition="the two conflicting statements were written at least two weeks apart (the statement's own date "
-    "where the article's history tells, else the page's), and neither side only announces a change that is not "
-    "in force yet",
+    "where the article's history tells, else the page's), neither side only announces a change that is not "
+    "in force yet, the older side does not state a period of validity that has not ended yet, and the pair is not "
+    "a possible careless copy (an undated unofficial page written within two months after an official document "
+    "took effect)",
     resolution="the more recently written statement wins",
     priority=40,
     condition_check=_newer_applies,

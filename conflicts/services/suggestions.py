@@ -52,8 +52,17 @@ def _article_text(article: Article, version: ArticleVersion) -> ArticleText:
 
 
 def rule_base_ensure(*, knowledge_base: KnowledgeBase) -> None:
-    """Give the knowledge base a row for every executable template (active until validation says otherwise)."""
-    existing = set(ResolutionRule.objects.filter(knowledge_base=knowledge_base).values_list("rule_id", flat=True))
+    """Give the knowledge base a row for every executable template (active until validation says otherwise),
+    and keep the words of the rows it has in step with the templates (a rule that learned a premise says so on
+    the rules page); their status, figures and switches are the knowledge base's own and stay."""
+    words = {rule_id: (condition, resolution) for rule_id, condition, resolution in ResolutionRule.objects.filter(
+        knowledge_base=knowledge_base).values_list("rule_id", "condition", "resolution")}
+    existing = set(words)
+    for rule in executable_rules():
+        if rule.id in words and words[rule.id] != (rule.condition, rule.resolution):
+            ResolutionRule.objects.filter(knowledge_base=knowledge_base, rule_id=rule.id,
+                                          origin=RuleOrigin.EXECUTABLE).update(
+                condition=rule.condition, resolution=rule.resolution, updated_at=timezone.now())
     ResolutionRule.objects.bulk_create(
         [
             ResolutionRule(

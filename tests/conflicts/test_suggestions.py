@@ -20,8 +20,9 @@ from tests.factories import make_article
 def test_official_pdf_with_effective_date_beats_a_newer_careless_copy(kb):
     pdf = make_article(kb, "pdf-fares", "Fares Policy\n\nEffective 1 March 2026. A single adult ticket costs €22.",
                        title="Fares Policy 2026", source="pdf", updated_at=dt.date(2026, 2, 20), index=False)
+    # edited six weeks after the policy took effect, still with last year's fare: the careless copy
     web = make_article(kb, "web-fares", "A single adult ticket costs €18.", title="Fares",
-                       source="web", updated_at=dt.date(2026, 6, 1), index=False)
+                       source="web", updated_at=dt.date(2026, 4, 12), index=False)
     conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
     # Never validated on this knowledge base's decisions, and rarely right on the dev half: at the default
     # threshold the rule's side is not shown, only leaned to.
@@ -55,7 +56,7 @@ def test_a_resolution_against_the_suggestion_is_no_use_of_its_rules(kb):
     pdf = make_article(kb, "pdf-fares", "Fares Policy\n\nEffective 1 March 2026. A single adult ticket costs €22.",
                        title="Fares Policy 2026", source="pdf", updated_at=dt.date(2026, 2, 20), index=False)
     web = make_article(kb, "web-fares", "A single adult ticket costs €18.", title="Fares",
-                       source="web", updated_at=dt.date(2026, 6, 1), index=False)
+                       source="web", updated_at=dt.date(2026, 4, 12), index=False)
     conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
     used = [r["id"] for r in suggestion_compute(conflict_id=conflict.pk).rules]
     conflict_resolve(
@@ -136,3 +137,18 @@ def test_dismissed_conflicts_teach_that_both_are_right(kb):
     b = make_article(kb, "faq-y", "E-bikes cost €9.", index=False)
     conflict_dismiss(conflict=make_conflict(kb, a, b), reason="different products")
     assert staff_decisions(knowledge_base=kb)[0].outcome == "both"
+
+
+@pytest.mark.django_db
+def test_rule_rows_take_the_templates_new_words_and_keep_their_own_switches(kb):
+    from agents.macr.rules import NEWER_CONTENT_DATE_WINS
+    from conflicts.services.suggestions import rule_base_ensure
+
+    rule_base_ensure(knowledge_base=kb)
+    row = ResolutionRule.objects.get(knowledge_base=kb, rule_id=NEWER_CONTENT_DATE_WINS.id)
+    row.condition, row.enabled = "the newer page wins (words of an earlier release)", False
+    row.save(update_fields=["condition", "enabled"])
+    rule_base_ensure(knowledge_base=kb)
+    row.refresh_from_db()
+    assert row.condition == NEWER_CONTENT_DATE_WINS.condition and "period of validity" in row.condition
+    assert row.enabled is False  # the knowledge base's switch is its own

@@ -23,7 +23,7 @@ def suggested(kb):
     pdf = make_article(kb, "pdf-fares", "Fares Policy\n\nEffective 1 March 2026. A single adult ticket costs €22.",
                        title="Fares Policy 2026", source="pdf", updated_at=dt.date(2026, 2, 20), index=False)
     web = make_article(kb, "web-fares", "A single adult ticket costs €18. <script>alert(1)</script>", title="Fares",
-                       source="web", updated_at=dt.date(2026, 6, 1), index=False)
+                       source="web", updated_at=dt.date(2026, 4, 12), index=False)
     conflict = make_conflict(kb, pdf, web, snippets=("A single adult ticket costs €22.", "A single adult ticket costs €18."))
     kb.suggestion_min_confidence = 0.0  # this knowledge base shows every rule's side (the default would not)
     kb.save(update_fields=["suggestion_min_confidence"])

@@ -109,8 +109,9 @@ def test_the_authority_rule_needs_an_unofficial_page_on_the_same_subject():
     other_terms = page("venue", "Room hire includes one hour of setup.", title="Venue terms", updated=dt.date(2026, 6, 1))
     both_official = {"hire": "Room hire includes two hours of setup.", "venue": "Room hire includes one hour of setup."}
     assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(ConflictPair(a=rules, b=other_terms, snippets=both_official), NOW)
+    # (written a few weeks after the conditions took effect: a stale copy, not a later decision)
     same_subject = page("faq-hire", "Room hire includes one hour of setup.", title="Hiring the back room",
-                        updated=dt.date(2026, 6, 1), source="faq")
+                        updated=dt.date(2026, 3, 5), source="faq")
     pair = ConflictPair(a=rules, b=same_subject,
                         snippets={"hire": "Room hire includes two hours of setup.", "faq-hire": "Room hire includes one hour of setup."})
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "hire"

@@ -25,14 +25,15 @@ def fixed_rule(rule_id, winner, *, priority=50, support=None, kind="executable")
 TRAP_SNIPPETS = {"island-page": "An adult single costs €25.", "fares-pdf": "Adult single €29, child €14."}
 
 
-def test_trap_suggestion_names_the_deciding_rule_and_the_overridden_one():
+def test_trap_suggestion_names_the_deciding_rule_and_the_date_rules_stay_silent():
     suggestion = suggest(a=CARELESS_PAGE, b=FARE_PDF, conflict_type="price", now=NOW, rules=executable_rules(),
                          snippets={"island-page": "costs €25 for an adult single", "fares-pdf": "Adult single €29"})
     assert suggestion.winner == "fares-pdf"
     assert suggestion.refs == ("fares-pdf", "island-page")
     assert suggestion.rules == ("official-effective-beats-newer-page",)
     assert "official-effective-beats-newer-page" in suggestion.explanation
-    assert "newer-content-date-wins (would pick island-page)" in suggestion.explanation
+    # a page edited weeks after the fare table took effect may just have missed it: no date rule speaks for it
+    assert "Overridden" not in suggestion.explanation
     # measured on dev only once, wrongly, and never validated on this knowledge base: little confidence
     assert suggestion.confidence < 0.5
     assert suggestion.proposed_edit is None  # the losing snippet is not in its body verbatim: no guessed edit
@@ -105,3 +106,15 @@ def test_past_on_one_side_and_not_yet_in_force_on_the_other_means_neither_is_cur
     suggestion = suggest(a=old, b=new, conflict_type="price", now=NOW, rules=executable_rules(), snippets=snippets)
     assert suggestion.winner is None
     assert set(suggestion.rules) == {"explicit-past-statement-loses", "not-yet-in-force-statement-loses"}
+
+
+def test_cannot_tell_names_the_older_texts_period_when_it_is_not_over():
+    leaflet = ArticleText(ref="pool-leaflet", title="Summer season leaflet",
+                          body="Riverside Pool - summer season, 1 April 2026 to 30 September 2026\n\nLane swim: £4.80",
+                          updated_at=dt.date(2026, 3, 20), source="pdf")
+    page = ArticleText(ref="lessons-page", title="Swimming lessons", body="A lane swim on your own costs £5.20.",
+                       updated_at=dt.date(2026, 6, 1), source="web")
+    suggestion = suggest(a=leaflet, b=page, conflict_type="price", now=dt.date(2026, 7, 1), rules=executable_rules(),
+                         min_confidence=0.9)
+    assert suggestion.winner is None and suggestion.leaning is None
+    assert "pool-leaflet is older but says it holds from 2026-04-01 to 2026-09-30" in suggestion.explanation

@@ -1,11 +1,12 @@
 """Executable MACR rules on hand-made articles (a fictional ferry company), including the careless-copy trap."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
 
-from agents.macr.dates import effective_dates, end_dates, in_force_effective_date, parse_text_date
+from agents.macr.dates import effective_dates, end_dates, in_force_effective_date, parse_text_date, validity_periods
 from agents.macr.rules import (
     EXPLICIT_EFFECTIVE_DATE_WINS,
     EXPLICIT_PAST_STATEMENT_LOSES,
@@ -16,6 +17,8 @@ from agents.macr.rules import (
     Rule,
     executable_rules,
     is_official_document,
+    older_side_still_in_its_period,
+    possible_careless_copy,
 )
 from agents.types import ArticleText
 
@@ -85,9 +88,9 @@ def test_trap_official_pdf_with_effective_date_beats_newer_careless_copy():
     pair = ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price", snippets=TRAP_SNIPPETS)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(pair, NOW)
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(pair, NOW) == "fares-pdf"
-    # the general rules alone would fall for it: that is why the authority rule ranks above them
-    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) == "island-page"
-    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) == "island-page"
+    # the date rules know the trap: a page edited weeks after the fare table took effect gets no verdict from them
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, NOW) is None
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, NOW) is None
     assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.priority < EXPLICIT_EFFECTIVE_DATE_WINS.priority
 
 
@@ -224,3 +227,103 @@ def test_rule_type_filter():
                       condition_check=lambda pair, now: True, resolution_pick=lambda pair, now: pair.a.ref)
     assert price_only.resolve(ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="price"), NOW) == "island-page"
     assert price_only.resolve(ConflictPair(a=CARELESS_PAGE, b=FARE_PDF, type="hours"), NOW) is None
+
+
+# --- the older side says for which period it holds -------------------------------------------------------
+
+# A fictional swimming pool: the season leaflet says which months it covers; a web page written later about
+# lessons gives another price for a lane swim and no date of its own.
+POOL_LEAFLET = article(
+    "pool-leaflet", "Riverside Pool - summer season, 1 April 2026 to 30 September 2026\n\nLane swim: £4.80\nSauna: £6.00",
+    title="Summer season leaflet", updated=dt.date(2026, 3, 20), source="pdf",
+)
+LESSONS_PAGE = article(
+    "lessons-page", "Lessons for adults run on weekday evenings. A lane swim on your own costs £5.20.",
+    title="Swimming lessons", updated=dt.date(2026, 6, 1), source="web",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("summer season, 1 April 2026 to 30 September 2026", [(dt.date(2026, 4, 1), dt.date(2026, 9, 30))]),
+        ("open between 1 June 2026 and 31 August 2026", [(dt.date(2026, 6, 1), dt.date(2026, 8, 31))]),
+        ("valid March 2026 - February 2027", [(dt.date(2026, 3, 1), dt.date(2027, 2, 28))]),
+        ("prices from 2024 to 2026", []),  # bare years: too vague to be a period of validity
+        ("open Monday to Friday, 9 to 5", []),
+        ("30 September 2026 to 1 April 2026", []),  # an end before its start is not a period
+    ],
+)
+def test_validity_periods_need_two_dates(text, expected):
+    assert validity_periods(text) == expected
+
+
+def test_newer_page_does_not_win_against_an_older_text_whose_stated_period_is_not_over():
+    pair = ConflictPair(a=POOL_LEAFLET, b=LESSONS_PAGE, type="price")
+    in_season = dt.date(2026, 7, 1)
+    assert not NEWER_CONTENT_DATE_WINS.applies(pair, in_season)
+    assert older_side_still_in_its_period(pair, in_season) == (POOL_LEAFLET, (dt.date(2026, 4, 1), dt.date(2026, 9, 30)))
+    # before the season the leaflet still speaks for it: the page written since is no more current
+    before_season = ConflictPair(a=dataclasses.replace(POOL_LEAFLET, updated_at=dt.date(2026, 1, 10)),
+                                 b=dataclasses.replace(LESSONS_PAGE, updated_at=dt.date(2026, 2, 20)))
+    assert not NEWER_CONTENT_DATE_WINS.applies(before_season, dt.date(2026, 3, 1))
+
+
+def test_a_stated_period_that_is_over_or_only_on_the_newer_side_leaves_newer_wins_alone():
+    pair = ConflictPair(a=POOL_LEAFLET, b=LESSONS_PAGE, type="price")
+    after_season = dt.date(2026, 10, 15)
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, after_season) == "lessons-page"
+    # the newer side states the period, the older one does not: recency still speaks
+    old_page = article("old-page", "A lane swim costs £4.50.", title="Prices", updated=dt.date(2026, 2, 1), source="web")
+    newer_leaflet = dataclasses.replace(POOL_LEAFLET, updated_at=dt.date(2026, 3, 20))
+    assert NEWER_CONTENT_DATE_WINS.resolve(ConflictPair(a=old_page, b=newer_leaflet), dt.date(2026, 7, 1)) == "pool-leaflet"
+
+
+def test_a_period_in_the_middle_of_the_older_page_covers_only_its_own_sentence():
+    # "Holiday opening, 20 July 2026 to 31 August 2026" is about one paragraph, not the whole page: the statement
+    # in conflict is another one, so the newer page still wins
+    older = article("opening", "Lane swim: £4.80.\n\nHoliday opening, 20 July 2026 to 31 August 2026: from 7 am.",
+                    title="Pool information", updated=dt.date(2026, 3, 1), source="web")
+    snippets = {"opening": "Lane swim: £4.80.", "lessons-page": "A lane swim on your own costs £5.20."}
+    pair = ConflictPair(a=older, b=LESSONS_PAGE, type="price", snippets=snippets)
+    assert NEWER_CONTENT_DATE_WINS.resolve(pair, dt.date(2026, 8, 1)) == "lessons-page"
+    # the same period in the statement in conflict itself does hold it
+    in_statement = {"opening": "Holiday opening, 20 July 2026 to 31 August 2026: from 7 am.",
+                    "lessons-page": "In the holidays the pool opens at 8 am."}
+    assert not NEWER_CONTENT_DATE_WINS.applies(ConflictPair(a=older, b=LESSONS_PAGE, snippets=in_statement),
+                                               dt.date(2026, 8, 1))
+
+
+def test_official_rule_leaves_a_page_written_months_after_the_document_took_effect():
+    # A fictional bowling alley: its house rules are in force from 1 February; a shoe-hire page written in
+    # October gives another price. So long after the change, the page may be a later decision, not a stale copy.
+    house_rules = article("house-rules", "Shoe hire costs €3 per game.", title="House rules (effective 1 February 2026)",
+                          updated=dt.date(2026, 1, 20), source="pdf")
+    months_later = article("shoe-page", "Hiring bowling shoes costs €4 per game.", title="Bowling shoes",
+                           updated=dt.date(2026, 10, 2), source="web")
+    snippets = {"house-rules": "Shoe hire costs €3 per game.", "shoe-page": "Hiring bowling shoes costs €4 per game."}
+    late = ConflictPair(a=house_rules, b=months_later, type="price", snippets=snippets)
+    assert not OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.applies(late, dt.date(2026, 10, 20))
+    assert NEWER_CONTENT_DATE_WINS.resolve(late, dt.date(2026, 10, 20)) == "shoe-page"
+    # the same page edited a few weeks after the rules took effect is the stale copy the rule is for
+    weeks_later = dataclasses.replace(months_later, updated_at=dt.date(2026, 3, 10))
+    soon = ConflictPair(a=house_rules, b=weeks_later, type="price", snippets=snippets)
+    assert OFFICIAL_EFFECTIVE_BEATS_NEWER_PAGE.resolve(soon, dt.date(2026, 3, 20)) == "house-rules"
+
+
+def test_date_rules_do_not_let_a_possible_careless_copy_win_by_being_newer():
+    # A fictional climbing gym: its price sheet takes effect on 1 March; a route-setting news page edited three
+    # weeks later quotes another day-pass price, and nothing known ties the two statements to one subject.
+    price_sheet = article("price-sheet", "Day pass €14. Shoe hire €4.", title="Price sheet (valid from 1 March 2026)",
+                          updated=dt.date(2026, 2, 15), source="pdf")
+    news = article("news", "Twelve new boulder problems this week! Come and try them: a day pass is €12.",
+                   title="Route-setting news", updated=dt.date(2026, 3, 22), source="web")
+    pair = ConflictPair(a=price_sheet, b=news, type="price")
+    now = dt.date(2026, 4, 1)
+    assert possible_careless_copy(pair, now) == price_sheet
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(pair, now) is None
+    assert not NEWER_CONTENT_DATE_WINS.applies(pair, now)
+    # a page that states its own effective date is no careless copy: the stated dates decide
+    dated_news = dataclasses.replace(news, body="From 20 March 2026 a day pass is €12.")
+    assert possible_careless_copy(ConflictPair(a=price_sheet, b=dated_news), now) is None
+    assert EXPLICIT_EFFECTIVE_DATE_WINS.resolve(ConflictPair(a=price_sheet, b=dated_news), now) == "news"
