@@ -42,7 +42,8 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from agents.claims import ClaimVectors, detect_claim_conflicts  # noqa: E402
-from agents.claims.values import comparable, equal_values, extract_values  # noqa: E402
+from agents.claims.value_extraction import extract_values  # noqa: E402
+from agents.claims.values import comparable, equal_values  # noqa: E402
 from agents.configuration import llm_config_for  # noqa: E402
 from agents.detection import CONFIRM_BELOW, JUDGED_CONFIRM_BELOW, run_detection  # noqa: E402
 from agents.excerpts import PairAlignment  # noqa: E402
