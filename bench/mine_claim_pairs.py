@@ -1,7 +1,7 @@
 """Mine the judge's hard negatives from the dev half of kb-conflicts-broad: the statement pairs the detector
 aligns, as the judge reads them, in article pairs the labels say do not conflict.
 
-    .venv/bin/python bench/mine_claim_pairs.py [--out bench/data/claim-pairs/src/mined-dev-negatives.jsonl]
+    .venv/bin/python bench/mine_claim_pairs.py [--out bench/data/claim-pairs/mined/mined-dev-negatives.jsonl]
         [--hard 0.15] [--easy-share 0.25] [--seed 13]
 
 The hand-written corpus pairs two statements about one thing; the detector hands the judge the closest claims
@@ -45,7 +45,7 @@ NOT_CONTRADICTS = "not_contradicts"
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO / "bench/data/claim-pairs/src/mined-dev-negatives.jsonl")
+    parser.add_argument("--out", type=Path, default=REPO / "bench/data/claim-pairs/mined/mined-dev-negatives.jsonl")
     parser.add_argument("--hard", type=float, default=0.15, help="keep every pair the current judge scores this high")
     parser.add_argument("--easy-share", type=float, default=0.25, help="share of the other pairs kept (seeded)")
     parser.add_argument("--seed", type=int, default=13)
