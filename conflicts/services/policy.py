@@ -194,13 +194,13 @@ def caveat_problem(text: str) -> str:
     return ""
 
 
-def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                            caveat_added: bool | None = None) -> int:
-    """Record on the turn what the policy did: a side held back per conflict, and — when the reply is known
+def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
+                         caveat_added: bool | None = None) -> list[PolicyDecision]:
+    """What the policy did on the turn, as unsaved rows: a side held back per conflict, and — when the reply is known
     (`cited`) and carried the caveat (built-in path) or the policy is caveat (a chatbot's reply) — a caveat per
-    conflict whose article it cites. Repeats change nothing. Returns the rows written."""
+    conflict whose article it cites."""
     if check.status != CHECK_OK or check.policy in (None, AnswerPolicy.OFF) or not check.conflicts:
-        return 0
+        return []
     cited = set(cited or ())
     rows = []
     for conflict in check.conflicts:
@@ -214,8 +214,21 @@ def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str
                 knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.CAVEAT,
             ))
+    return rows
+
+
+def policy_decisions_write(rows: list[PolicyDecision]) -> None:
+    """One INSERT; repeats change nothing."""
     if rows:
         PolicyDecision.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
+                            caveat_added: bool | None = None) -> int:
+    """Record on the turn what the policy did (policy_decision_rows). Repeats change nothing. Returns the rows
+    written."""
+    rows = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
+    policy_decisions_write(rows)
     return len(rows)
 
 
@@ -232,5 +245,5 @@ def turn_policy_refresh(*, turn: Turn, cited: list[str]) -> int:
 
 __all__ = [
     "CHECK_OK", "CHECK_UNKNOWN", "ConflictCheck", "OpenConflict", "caveat_problem", "conflict_check",
-    "policy_decisions_record", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
+    "policy_decision_rows", "policy_decisions_record", "policy_decisions_write", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
 ]
