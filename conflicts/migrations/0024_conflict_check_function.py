@@ -8,7 +8,7 @@ one plan serves them all. Django's cursor calls it like any statement, so its er
 fail-open) apply as before.
 
 What it returns is what the policy acts on, decided here so the LIMIT keeps the right rows: the settings row (or
-NULLs), then one row per open conflict the turn must be told about, most impactful first — both sides retrieved
+NULLs; with the answer's default mode, which the answer path would otherwise read in a query of its own), then one row per open conflict the turn must be told about, most impactful first — both sides retrieved
 (or a finding about one article), a side held back, or, under caveat, any open conflict touching a retrieved
 article. A conflict's suggested side counts only while the suggestion is current: "suggested", at or above the
 threshold, computed on the articles' current versions and after staff's last decision (reviewed_at).
@@ -22,7 +22,7 @@ CREATE OR REPLACE FUNCTION conflict_check_rows(
     p_kb bigint, p_refs text[], p_limit integer, p_default_threshold double precision
 )
 RETURNS TABLE (
-    policy text, caveat_text text, prefer_threshold double precision,
+    policy text, caveat_text text, prefer_threshold double precision, default_mode text,
     id bigint, type text, explanation text,
     low_id bigint, low_ref text, high_id bigint, high_ref text,
     suggested_id bigint, confidence double precision, held_back_id bigint
@@ -34,7 +34,7 @@ AS $function$
 BEGIN
     RETURN QUERY
     WITH st AS (
-        SELECT a.policy, a.caveat_text, a.prefer_threshold
+        SELECT a.policy, a.caveat_text, a.prefer_threshold, a.default_mode
         FROM conflicts_answersettings a WHERE a.knowledge_base_id = p_kb
     ), p AS (
         SELECT coalesce((SELECT st.policy FROM st), 'off') AS policy,
@@ -81,7 +81,7 @@ BEGIN
                d.both_in, d.policy
         FROM decided d
     )
-    SELECT st.policy::text, st.caveat_text::text, st.prefer_threshold::double precision,
+    SELECT st.policy::text, st.caveat_text::text, st.prefer_threshold::double precision, st.default_mode::text,
            k.id::bigint, k.type::text, k.explanation::text,
            k.low_id::bigint, k.low_ref::text, k.high_id::bigint, k.high_ref::text,
            k.suggested_id::bigint, k.confidence::double precision, k.held_back_id::bigint

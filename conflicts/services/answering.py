@@ -221,7 +221,8 @@ def answer_question(
             conflict_check=check.status,
         )
     answer_hits = [h for h in hits if h.external_ref not in held_back] if held_back else hits
-    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode, hits=answer_hits)
+    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode or check.default_mode,
+                              hits=answer_hits)
     reply, citations = composed.answer.reply, composed.answer.citations
     caveat_added = check.caveat_due(citations)
     if caveat_added:

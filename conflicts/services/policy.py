@@ -32,6 +32,7 @@ from conflicts.models import (
     CAVEAT_MAX_LENGTH,
     DEFAULT_CAVEAT,
     DEFAULT_PREFER_THRESHOLD,
+    AnswerMode,
     AnswerPolicy,
     ConflictCheckStatus,
     PolicyAction,
@@ -81,6 +82,9 @@ class ConflictCheck:
     caveat: str | None = None  # the sentence to add (policy caveat only)
     threshold: float | None = None  # the suggestion confidence prefer_suggested / quarantine act at
     conflicts: list[OpenConflict] = field(default_factory=list)
+    # The knowledge base's default answer mode, read with the policy (None when unknown): the answer path's own
+    # query for it saved.
+    default_mode: str | None = None
 
     @property
     def held_back(self) -> list[str]:
@@ -150,11 +154,11 @@ def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> Conflic
     except DatabaseError as exc:
         logger.warning("open-conflict look-up failed for %s (%s); answering as under 'off'", knowledge_base.slug, exc)
         return unknown_check()
-    policy, caveat, threshold = rows[0][:3]
+    policy, caveat, threshold, default_mode = rows[0][:4]
     policy = policy or AnswerPolicy.OFF
     threshold = threshold if threshold is not None else DEFAULT_PREFER_THRESHOLD
     conflicts = []
-    for (_, _, _, conflict_id, conflict_type, explanation, low_id, low_ref, high_id, high_ref,
+    for (_, _, _, _, conflict_id, conflict_type, explanation, low_id, low_ref, high_id, high_ref,
          suggested_id, confidence, held_back_id) in rows:
         if conflict_id is None:
             continue  # no open conflict: the settings row alone
@@ -171,7 +175,7 @@ def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> Conflic
         ))
     return ConflictCheck(
         status=CHECK_OK, policy=policy, caveat=(caveat or DEFAULT_CAVEAT) if policy == AnswerPolicy.CAVEAT else None,
-        threshold=threshold, conflicts=conflicts,
+        threshold=threshold, conflicts=conflicts, default_mode=default_mode or AnswerMode.STRICT,
     )
 
 

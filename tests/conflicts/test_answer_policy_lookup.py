@@ -14,6 +14,7 @@ from django.utils import timezone
 from articles.models import Article
 from conflicts.models import AnswerPolicy, Conflict, ConflictStatus, PolicyDecision, SuggestionStatus, Turn
 from conflicts.services import answer_question
+from conflicts.services.answering import answer_settings_update
 from conflicts.services.policy import conflict_check
 from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy  # noqa: F401 (fares: a fixture)
 from tests.factories import make_article
@@ -185,3 +186,16 @@ def test_a_failing_decisions_write_never_costs_the_reply(kb, fares):
     assert not PolicyDecision.objects.exists()
     assert transaction.get_connection().in_atomic_block  # the test's own transaction is still usable
     assert make_article(kb, "faq-pets", "Dogs travel free.", index=False).pk
+
+
+@pytest.mark.django_db
+def test_the_answer_path_reads_the_default_mode_with_the_policy_and_on_its_own_when_the_lookup_fails(kb, fares):
+    answer_settings_update(knowledge_base=kb, default_mode="truth")
+    with CaptureQueriesContext(connection) as queries:
+        response = answer_question(knowledge_base=kb, question=QUESTION)
+    assert response.mode == "truth" and response.check.default_mode == "truth"
+    assert not [q for q in queries.captured_queries if '"conflicts_answersettings"."default_mode"' in q["sql"]]
+    with connection.execute_wrapper(_fail_lookup):
+        fallback = answer_question(knowledge_base=kb, question=QUESTION)
+    assert fallback.check.status == "unknown" and fallback.mode == "truth"
+    assert answer_question(knowledge_base=kb, question=QUESTION, mode="strict").mode == "strict"
