@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from articles.models import KnowledgeBase
 from conflicts.models import (
@@ -221,10 +222,24 @@ def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] |
     return rows
 
 
+# Plain SQL, as for a turn's own rows (turns.py): bulk_create's building of a one-row INSERT cost as much as the INSERT
+# (about 0.4 of 0.8 ms per reply in the profile).
+_DECISIONS_INSERT = (
+    "INSERT INTO conflicts_policydecision "
+    "(knowledge_base_id, turn_id, conflict_id, policy, action, held_back_id, confidence, created_at) VALUES {rows} "
+    "ON CONFLICT (turn_id, conflict_id) DO NOTHING"
+)
+
+
 def policy_decisions_write(rows: list[PolicyDecision]) -> None:
     """One INSERT; repeats change nothing."""
-    if rows:
-        PolicyDecision.objects.bulk_create(rows, ignore_conflicts=True)
+    if not rows:
+        return
+    now = timezone.now()
+    params = [value for row in rows for value in (row.knowledge_base_id, row.turn_id, row.conflict_id, row.policy,
+                                                  row.action, row.held_back_id, row.confidence, now)]
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute(_DECISIONS_INSERT.format(rows=", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))), params)
 
 
 def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,

@@ -160,7 +160,7 @@ def test_the_policys_decisions_add_no_commit_and_no_savepoint(kb, fares, setting
     assert len(held_statements) == len(off_statements) + 1
     assert held_statements.count("COMMIT") == off_statements.count("COMMIT") >= 1
     assert not [s for s in held_statements if "SAVEPOINT" in s]
-    insert = next(i for i, s in enumerate(held_statements) if s.startswith('INSERT INTO "conflicts_policydecision"'))
+    insert = next(i for i, s in enumerate(held_statements) if s.startswith("INSERT INTO conflicts_policydecision"))
     begin = max(i for i in range(insert) if held_statements[i] == "BEGIN")
     assert any(s.startswith('UPDATE "conflicts_turn" SET "reply"') for s in held_statements[begin:insert])
     assert held_statements[insert + 1] == "COMMIT"
@@ -173,7 +173,7 @@ def test_a_failing_decisions_write_never_costs_the_reply(kb, fares):
     set_policy(kb, "prefer_suggested")
 
     def fail(execute, sql, params, many, context):
-        if 'INSERT INTO "conflicts_policydecision"' in sql:
+        if "INSERT INTO conflicts_policydecision" in sql:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT 1 / 0")  # a real error in the database
         return execute(sql, params, many, context)
