@@ -133,7 +133,7 @@ def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
             cursor.nextset()  # past set_config's row
             return cursor.fetchall()
 
-    if not connection.in_atomic_block:
+    if connection.get_autocommit():
         # Two statements in one message run as one implicit transaction: the timeout ends with it, and a failure
         # rolls back nothing else. No BEGIN and COMMIT round trips.
         return run()
