@@ -13,9 +13,11 @@ decision on the conflict (reviewed_at). So resolving or dismissing lifts a quara
 open), and reopening lifts it too: the suggestion from before staff's decision no longer acts, until one is computed
 again on new evidence (the articles change, or a reviewer asks for it).
 
-`conflict_check` is one statement over the partial indexes on open conflicts (conflict_open_by_low / _high) with the
-settings row and the suggestions joined in. It fails open: any database error, or the look-up running past
-CONFLICT_LOOKUP_TIMEOUT_MS, gives status "unknown" and the turn goes on as under "off".
+`conflict_check` is one round trip: a PL/pgSQL function (migration 0024, its plan kept for the session) over the
+partial indexes on open conflicts (conflict_open_by_low / _high) with the settings row and the suggestions joined in,
+which also decides the suggested side and the side held back (so its LIMIT keeps the conflicts the turn is told
+about). It fails open: any database error, or the look-up running past CONFLICT_LOOKUP_TIMEOUT_MS, gives status
+"unknown" and the turn goes on as under "off".
 """
 from __future__ import annotations
 
@@ -24,18 +26,18 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from articles.models import KnowledgeBase
 from conflicts.models import (
     CAVEAT_MAX_LENGTH,
     DEFAULT_CAVEAT,
     DEFAULT_PREFER_THRESHOLD,
+    AnswerMode,
     AnswerPolicy,
     ConflictCheckStatus,
-    ConflictStatus,
     PolicyAction,
     PolicyDecision,
-    SuggestionStatus,
     Turn,
 )
 from kbreview.input_limits import text_problem
@@ -48,42 +50,14 @@ CHECK_UNKNOWN = ConflictCheckStatus.UNKNOWN
 # articles, and a reply cannot carry more.
 MAX_CONFLICTS_PER_CHECK = 50
 
-# One statement: the settings row (if any) left-joined to the open conflicts touching a retrieved article, each with
-# its two articles and its suggestion. The retrieved articles are found by ref inside this knowledge base only.
-_LOOKUP_SQL = f"""
-/* conflict_check */
-WITH r AS (
-    SELECT id FROM articles_article WHERE knowledge_base_id = %(kb)s AND external_ref = ANY(%(refs)s)
-), c AS (
-    SELECT id FROM conflicts_conflict
-    WHERE status = '{ConflictStatus.OPEN.value}' AND knowledge_base_id = %(kb)s AND article_low_id IN (SELECT id FROM r)
-    UNION
-    SELECT id FROM conflicts_conflict
-    WHERE status = '{ConflictStatus.OPEN.value}' AND knowledge_base_id = %(kb)s AND article_high_id IN (SELECT id FROM r)
-), found AS (
-    SELECT c.id, c.type, c.explanation, c.impact, c.reviewed_at,
-           c.article_low_id, lo.external_ref AS low_ref, lo.current_version_id AS low_version,
-           c.article_high_id, hi.external_ref AS high_ref, hi.current_version_id AS high_version,
-           s.status AS s_status, s.winner_id, s.confidence, s.version_low_id, s.version_high_id, s.computed_at
-    FROM conflicts_conflict c
-    JOIN articles_article lo ON lo.id = c.article_low_id
-    LEFT JOIN articles_article hi ON hi.id = c.article_high_id
-    LEFT JOIN conflicts_resolutionsuggestion s ON s.conflict_id = c.id
-    WHERE c.id IN (SELECT id FROM c)
-    ORDER BY c.impact DESC, c.id
-    LIMIT %(limit)s
-), st AS (
-    SELECT policy, caveat_text, prefer_threshold FROM conflicts_answersettings WHERE knowledge_base_id = %(kb)s
+# One round trip: the look-up's timeout (local to the statement's transaction) and the look-up, a PL/pgSQL function
+# whose plan PostgreSQL keeps for the session (migration 0024 says why, and what it decides: the settings row, then
+# the open conflicts the turn is told about with their current suggested side and the side held back, if any).
+# The refs are found inside this knowledge base only.
+_LOOKUP_SQL = (
+    "SELECT set_config('statement_timeout', %(timeout)s, true); "
+    "/* conflict_check */ SELECT * FROM conflict_check_rows(%(kb)s, %(refs)s, %(limit)s, %(default_threshold)s)"
 )
-SELECT st.policy, st.caveat_text, st.prefer_threshold,
-       found.id, found.type, found.explanation, found.reviewed_at,
-       found.article_low_id, found.low_ref, found.low_version,
-       found.article_high_id, found.high_ref, found.high_version,
-       found.s_status, found.winner_id, found.confidence, found.version_low_id, found.version_high_id, found.computed_at
-FROM (SELECT 1) AS one
-LEFT JOIN st ON TRUE
-LEFT JOIN found ON TRUE
-"""
 
 
 @dataclass(frozen=True)
@@ -109,6 +83,9 @@ class ConflictCheck:
     caveat: str | None = None  # the sentence to add (policy caveat only)
     threshold: float | None = None  # the suggestion confidence prefer_suggested / quarantine act at
     conflicts: list[OpenConflict] = field(default_factory=list)
+    # The knowledge base's default answer mode, read with the policy (None when unknown): the answer path's own
+    # query for it saved.
+    default_mode: str | None = None
 
     @property
     def held_back(self) -> list[str]:
@@ -147,28 +124,27 @@ def unknown_check() -> ConflictCheck:
 
 def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
     connection = transaction.get_connection()
-    # Its own transaction (a savepoint inside a caller's): a failure rolls back only the look-up, and the timeout
-    # (SET LOCAL) ends with it.
-    with transaction.atomic():
+    params = {"timeout": str(int(settings.CONFLICT_LOOKUP_TIMEOUT_MS)), "kb": knowledge_base_id, "refs": list(refs),
+              "limit": MAX_CONFLICTS_PER_CHECK, "default_threshold": DEFAULT_PREFER_THRESHOLD}
+
+    def run() -> list[tuple]:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(int(settings.CONFLICT_LOOKUP_TIMEOUT_MS))])
-            cursor.execute(_LOOKUP_SQL, {"kb": knowledge_base_id, "refs": list(refs), "limit": MAX_CONFLICTS_PER_CHECK})
+            cursor.execute(_LOOKUP_SQL, params)
+            cursor.nextset()  # past set_config's row
             return cursor.fetchall()
 
-
-def _current_side(row: tuple, threshold: float) -> int | None:
-    """The winner's article id when the conflict's suggestion is current and at or above the threshold."""
-    (_, _, _, _, _, _, reviewed_at, low_id, _, low_version, high_id, _, high_version,
-     s_status, winner_id, confidence, s_version_low, s_version_high, computed_at) = row
-    if high_id is None or s_status != SuggestionStatus.SUGGESTED or winner_id not in (low_id, high_id):
-        return None
-    if confidence is None or confidence < threshold:
-        return None
-    if s_version_low != low_version or s_version_high != high_version:
-        return None  # computed on other texts than those retrieved now
-    if reviewed_at is not None and (computed_at is None or computed_at <= reviewed_at):
-        return None  # made before staff's last decision on this conflict (a reopened one)
-    return winner_id
+    if connection.get_autocommit():
+        # Two statements in one message run as one implicit transaction: the timeout ends with it, and a failure
+        # rolls back nothing else. No BEGIN and COMMIT round trips.
+        return run()
+    # Inside a caller's transaction: a savepoint, always rolled back (the look-up writes nothing), so neither a failure
+    # nor the timeout outlives the look-up.
+    savepoint = transaction.savepoint()
+    try:
+        return run()
+    finally:
+        transaction.savepoint_rollback(savepoint)
+        transaction.savepoint_commit(savepoint)
 
 
 def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> ConflictCheck:
@@ -179,40 +155,28 @@ def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> Conflic
     except DatabaseError as exc:
         logger.warning("open-conflict look-up failed for %s (%s); answering as under 'off'", knowledge_base.slug, exc)
         return unknown_check()
-    first = rows[0]
-    policy = first[0] or AnswerPolicy.OFF
-    threshold = first[2] if first[2] is not None else DEFAULT_PREFER_THRESHOLD
-    retrieved = set(refs)
+    policy, caveat, threshold, default_mode = rows[0][:4]
+    policy = policy or AnswerPolicy.OFF
+    threshold = threshold if threshold is not None else DEFAULT_PREFER_THRESHOLD
     conflicts = []
-    for row in rows:
-        if row[3] is None:
+    for (_, _, _, _, conflict_id, conflict_type, explanation, low_id, low_ref, high_id, high_ref,
+         suggested_id, confidence, held_back_id) in rows:
+        if conflict_id is None:
             continue  # no open conflict: the settings row alone
-        low_id, low_ref, high_id, high_ref = row[7], row[8], row[10], row[11]
-        pair_refs = sorted(r for r in (low_ref, high_ref) if r is not None)
         ref_by_id = {low_id: low_ref, high_id: high_ref}
-        both = high_ref is None or (low_ref in retrieved and high_ref in retrieved)
-        winner_id = _current_side(row, threshold)
-        held_back_id = None
-        if winner_id is not None and policy in (AnswerPolicy.PREFER_SUGGESTED, AnswerPolicy.QUARANTINE):
-            loser_id = high_id if winner_id == low_id else low_id
-            if ref_by_id[loser_id] in retrieved and (policy == AnswerPolicy.QUARANTINE or both):
-                held_back_id = loser_id
-        if not both and held_back_id is None and policy != AnswerPolicy.CAVEAT:
-            # One side retrieved and nothing to do about it. (Under caveat it stays: citing that side calls for
-            # the caveat.)
-            continue
         conflicts.append(OpenConflict(
-            id=row[3], refs=pair_refs, type=row[4], explanation=row[5],
-            suggested=ref_by_id[winner_id] if winner_id is not None else None,
-            confidence=row[15] if winner_id is not None else None,
+            id=conflict_id, refs=sorted(r for r in (low_ref, high_ref) if r is not None), type=conflict_type,
+            explanation=explanation,
+            suggested=ref_by_id[suggested_id] if suggested_id is not None else None,
+            confidence=confidence if suggested_id is not None else None,
             held_back=ref_by_id[held_back_id] if held_back_id is not None else None,
             held_back_id=held_back_id,
             article_ids=tuple(a for a in (low_id, high_id) if a is not None),
             ref_by_id=ref_by_id,
         ))
     return ConflictCheck(
-        status=CHECK_OK, policy=policy, caveat=(first[1] or DEFAULT_CAVEAT) if policy == AnswerPolicy.CAVEAT else None,
-        threshold=threshold, conflicts=conflicts,
+        status=CHECK_OK, policy=policy, caveat=(caveat or DEFAULT_CAVEAT) if policy == AnswerPolicy.CAVEAT else None,
+        threshold=threshold, conflicts=conflicts, default_mode=default_mode or AnswerMode.STRICT,
     )
 
 
@@ -235,13 +199,13 @@ def caveat_problem(text: str) -> str:
     return ""
 
 
-def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                            caveat_added: bool | None = None) -> int:
-    """Record on the turn what the policy did: a side held back per conflict, and — when the reply is known
+def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
+                         caveat_added: bool | None = None) -> list[PolicyDecision]:
+    """What the policy did on the turn, as unsaved rows: a side held back per conflict, and — when the reply is known
     (`cited`) and carried the caveat (built-in path) or the policy is caveat (a chatbot's reply) — a caveat per
-    conflict whose article it cites. Repeats change nothing. Returns the rows written."""
+    conflict whose article it cites."""
     if check.status != CHECK_OK or check.policy in (None, AnswerPolicy.OFF) or not check.conflicts:
-        return 0
+        return []
     cited = set(cited or ())
     rows = []
     for conflict in check.conflicts:
@@ -255,8 +219,35 @@ def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str
                 knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.CAVEAT,
             ))
-    if rows:
-        PolicyDecision.objects.bulk_create(rows, ignore_conflicts=True)
+    return rows
+
+
+# Plain SQL, as for a turn's own rows (turns.py): bulk_create's building of a one-row INSERT cost as much as the INSERT
+# (about 0.4 of 0.8 ms per reply in the profile).
+_DECISIONS_INSERT = (
+    "INSERT INTO conflicts_policydecision "
+    "(knowledge_base_id, turn_id, conflict_id, policy, action, held_back_id, confidence, created_at) VALUES {rows} "
+    "ON CONFLICT (turn_id, conflict_id) DO NOTHING"
+)
+
+
+def policy_decisions_write(rows: list[PolicyDecision]) -> None:
+    """One INSERT; repeats change nothing."""
+    if not rows:
+        return
+    now = timezone.now()
+    params = [value for row in rows for value in (row.knowledge_base_id, row.turn_id, row.conflict_id, row.policy,
+                                                  row.action, row.held_back_id, row.confidence, now)]
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute(_DECISIONS_INSERT.format(rows=", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))), params)
+
+
+def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
+                            caveat_added: bool | None = None) -> int:
+    """Record on the turn what the policy did (policy_decision_rows). Repeats change nothing. Returns the rows
+    written."""
+    rows = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
+    policy_decisions_write(rows)
     return len(rows)
 
 
@@ -273,5 +264,5 @@ def turn_policy_refresh(*, turn: Turn, cited: list[str]) -> int:
 
 __all__ = [
     "CHECK_OK", "CHECK_UNKNOWN", "ConflictCheck", "OpenConflict", "caveat_problem", "conflict_check",
-    "policy_decisions_record", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
+    "policy_decision_rows", "policy_decisions_record", "policy_decisions_write", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
 ]

@@ -279,20 +279,28 @@ def turn_reply_record(
     """Record the reply actually sent. Repeating the same reply changes nothing; a different one raises
     ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change."""
     with transaction.atomic():
-        locked = Turn.objects.select_for_update().get(pk=turn.pk)
-        if locked.reply_sent_at is None:
-            _reply_write(turn=locked, reply=reply, sent_at=sent_at)
-        elif locked.reply != reply:
-            if not replaces:
-                raise ReplyAlreadyRecorded(locked.external_id)
-            previous = locked.reply
-            _citations_forget(turn=locked)
-            _reply_write(turn=locked, reply=reply, sent_at=sent_at)
-            audit_event_record(
-                action=AuditAction.TURN_REPLY_REPLACED,
-                target=locked,
-                knowledge_base=locked.knowledge_base,
-                actor=actor,
-                previous_reply=previous[:2000],
-            )
+        return turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
+
+
+def turn_reply_write(
+    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None
+) -> Turn:
+    """turn_reply_record inside the caller's transaction (it locks the turn, so one must be open), for a caller that
+    writes more in the same commit: a commit waits for the disk, a nested atomic block costs two round trips."""
+    locked = Turn.objects.select_for_update().get(pk=turn.pk)
+    if locked.reply_sent_at is None:
+        _reply_write(turn=locked, reply=reply, sent_at=sent_at)
+    elif locked.reply != reply:
+        if not replaces:
+            raise ReplyAlreadyRecorded(locked.external_id)
+        previous = locked.reply
+        _citations_forget(turn=locked)
+        _reply_write(turn=locked, reply=reply, sent_at=sent_at)
+        audit_event_record(
+            action=AuditAction.TURN_REPLY_REPLACED,
+            target=locked,
+            knowledge_base=locked.knowledge_base,
+            actor=actor,
+            previous_reply=previous[:2000],
+        )
     return locked

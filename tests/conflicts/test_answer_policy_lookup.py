@@ -1,0 +1,201 @@
+"""The open-conflict look-up's cost and its failing open (conflicts.services.policy.conflict_check over the PL/pgSQL
+function of migration 0024), and the built-in answer path recording the policy's decisions with the reply: one round
+trip for the look-up, its timeout never outliving it, a look-up blocked past its timeout answering "unknown" within
+it, the function missing answering "unknown", the LIMIT keeping the conflicts the turn is told about, and the
+decisions adding no commit and never costing the reply."""
+import importlib
+import time
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from articles.models import Article
+from conflicts.models import AnswerPolicy, Conflict, ConflictStatus, PolicyDecision, SuggestionStatus, Turn
+from conflicts.services import answer_question
+from conflicts.services.answering import answer_settings_update
+from conflicts.services.policy import conflict_check
+from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy  # noqa: F401 (fares: a fixture)
+from tests.factories import make_article
+
+FUNCTION = importlib.import_module("conflicts.migrations.0024_conflict_check_function")
+
+
+def statement_timeout() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        return cursor.fetchone()[0]
+
+
+def function_exists() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'conflict_check_rows'")
+        return cursor.fetchone()[0] == 1
+
+
+# --- the look-up ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_lookup_is_one_round_trip_and_its_timeout_ends_with_it(kb, fares):
+    before = statement_timeout()
+    with CaptureQueriesContext(connection) as queries:
+        check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
+    assert check.status == "ok" and [c.id for c in check.conflicts] == [fares["conflict"].pk]
+    [statement] = [q["sql"] for q in queries.captured_queries]
+    assert "conflict_check_rows(" in statement and "statement_timeout" in statement
+    assert statement_timeout() == before and not connection.in_atomic_block
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_the_lookup_leaves_neither_its_timeout_nor_a_failure_behind(kb, fares):
+    before = statement_timeout()
+    assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "ok"
+    assert statement_timeout() == before
+    with connection.execute_wrapper(_fail_lookup):
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
+    assert statement_timeout() == before
+    assert Conflict.objects.filter(pk=fares["conflict"].pk).exists()  # the caller's transaction goes on
+
+
+def _fail_lookup(execute, sql, params, many, context):
+    if "conflict_check_rows(" in sql:
+        with connection.cursor() as cursor:  # a real error in the database, after the timeout was set
+            cursor.execute("SELECT set_config('statement_timeout', '100', true); SELECT 1 / 0")
+    return execute(sql, params, many, context)
+
+
+@pytest.mark.django_db
+def test_a_lookup_blocked_past_its_timeout_answers_unknown_within_it(kb, fares, settings):
+    """Another transaction holds the settings table: the look-up waits, the timeout ends it, the turn goes on."""
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 50
+    other = connection.get_new_connection(connection.get_connection_params())
+    try:
+        other.execute("SET lock_timeout = '2s'")
+        other.execute("BEGIN")
+        other.execute("LOCK TABLE conflicts_answersettings IN ACCESS EXCLUSIVE MODE")
+        started = time.perf_counter()
+        check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
+        waited = time.perf_counter() - started
+    finally:
+        other.rollback()
+        other.close()
+    assert check.status == "unknown" and check.conflicts == []
+    assert waited < 1.0, f"the look-up waited {waited:.2f} s past its 50 ms timeout"
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
+
+
+@pytest.mark.django_db
+def test_without_the_function_the_lookup_fails_open_and_the_migration_puts_it_back(api, kb, fares):
+    assert function_exists()
+    with connection.cursor() as cursor:
+        cursor.execute(FUNCTION.DROP)  # the migration's reverse (rolled back with the test)
+    assert not function_exists()
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "unknown"
+    response = api("post", "/turns", {"external_id": "t-nofn", "question": QUESTION,
+                                      "retrieved": [{"ref": "web-fares", "rank": 1}]})
+    assert response.status_code == 202 and response.json()["open_conflicts"]["status"] == "unknown"
+    with connection.cursor() as cursor:
+        cursor.execute(FUNCTION.CREATE)
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
+
+
+def test_the_functions_spelled_values_are_the_current_choices():
+    """A migration is frozen, so the function spells its values; a renamed choice must not pass unnoticed."""
+    for value in (ConflictStatus.OPEN, SuggestionStatus.SUGGESTED, AnswerPolicy.OFF, AnswerPolicy.CAVEAT,
+                  AnswerPolicy.PREFER_SUGGESTED, AnswerPolicy.QUARANTINE):
+        assert f"'{value.value}'" in FUNCTION.CREATE
+
+
+@pytest.mark.django_db
+def test_the_limit_keeps_the_conflicts_the_turn_is_told_about(kb, fares):
+    """An article in more open conflicts than a look-up reads, each with an article not retrieved and more impact:
+    under off the one conflict between retrieved articles is still reported."""
+    old = fares["old"]
+    others = Article.objects.bulk_create(
+        [Article(knowledge_base=kb, external_ref=f"faq-other-{i}", title=f"Other {i}") for i in range(60)])
+    now = timezone.now()
+    Conflict.objects.bulk_create([
+        Conflict(knowledge_base=kb, article_low=min(old, a, key=lambda x: x.pk), article_high=max(old, a, key=lambda x: x.pk),
+                 type="price", explanation="one side retrieved", detector="claims", impact=10.0,
+                 first_seen=now, last_seen=now, times_seen=1)
+        for a in others
+    ])
+    check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
+    assert [c.id for c in check.conflicts] == [fares["conflict"].pk]
+    set_policy(kb, "caveat")  # under caveat every open conflict of a retrieved article counts, at most the limit
+    assert len(conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).conflicts) == 50
+
+
+# --- the built-in answer path: the policy's decisions with the reply -----------------------------------------------
+
+
+def sent(statements: list[str]) -> list[str]:
+    """The statements the server saw: an atomic block that ran nothing logs BEGIN and COMMIT but sends neither."""
+    out = []
+    for statement in statements:
+        if statement == "COMMIT" and out and out[-1] == "BEGIN":
+            out.pop()
+        else:
+            out.append(statement)
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_policys_decisions_add_no_commit_and_no_savepoint(kb, fares, settings):
+    settings.DETECTION_DISPATCH = "off"  # as in bench/answer_policy.py: only the reply's own statements
+
+    def run(policy):
+        set_policy(kb, policy)
+        with CaptureQueriesContext(connection) as queries:
+            response = answer_question(knowledge_base=kb, question=QUESTION)
+        return response, sent([q["sql"] for q in queries.captured_queries])
+
+    run("off")  # first answers read statistics and warm caches
+    off, off_statements = run("off")
+    held, held_statements = run("prefer_suggested")
+    assert off.held_back == [] and held.held_back == ["faq-fare-old"]
+    # one statement more, the decisions' INSERT, inside the reply's transaction: no commit, no savepoint added
+    assert len(held_statements) == len(off_statements) + 1
+    assert held_statements.count("COMMIT") == off_statements.count("COMMIT") >= 1
+    assert not [s for s in held_statements if "SAVEPOINT" in s]
+    insert = next(i for i, s in enumerate(held_statements) if s.startswith("INSERT INTO conflicts_policydecision"))
+    begin = max(i for i in range(insert) if held_statements[i] == "BEGIN")
+    assert any(s.startswith('UPDATE "conflicts_turn" SET "reply"') for s in held_statements[begin:insert])
+    assert held_statements[insert + 1] == "COMMIT"
+    assert PolicyDecision.objects.get(turn=held.turn).held_back == fares["old"]
+    assert Turn.objects.get(pk=held.turn.pk).reply == held.reply
+
+
+@pytest.mark.django_db
+def test_a_failing_decisions_write_never_costs_the_reply(kb, fares):
+    set_policy(kb, "prefer_suggested")
+
+    def fail(execute, sql, params, many, context):
+        if "INSERT INTO conflicts_policydecision" in sql:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 / 0")  # a real error in the database
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(fail):
+        response = answer_question(knowledge_base=kb, question=QUESTION)
+    assert response.held_back == ["faq-fare-old"] and "faq-fare-old" not in response.citations
+    turn = Turn.objects.get(pk=response.turn.pk)
+    assert turn.reply == response.reply and turn.reply_sent_at is not None
+    assert not PolicyDecision.objects.exists()
+    assert transaction.get_connection().in_atomic_block  # the test's own transaction is still usable
+    assert make_article(kb, "faq-pets", "Dogs travel free.", index=False).pk
+
+
+@pytest.mark.django_db
+def test_the_answer_path_reads_the_default_mode_with_the_policy_and_on_its_own_when_the_lookup_fails(kb, fares):
+    answer_settings_update(knowledge_base=kb, default_mode="truth")
+    with CaptureQueriesContext(connection) as queries:
+        response = answer_question(knowledge_base=kb, question=QUESTION)
+    assert response.mode == "truth" and response.check.default_mode == "truth"
+    assert not [q for q in queries.captured_queries if '"conflicts_answersettings"."default_mode"' in q["sql"]]
+    with connection.execute_wrapper(_fail_lookup):
+        fallback = answer_question(knowledge_base=kb, question=QUESTION)
+    assert fallback.check.status == "unknown" and fallback.mode == "truth"
+    assert answer_question(knowledge_base=kb, question=QUESTION, mode="strict").mode == "strict"
