@@ -26,7 +26,6 @@ from .scope import Scope, scopes_differ, scopes_uneven
 from .subject import Relation, relation, statement_subject
 from .value_rules import (
     TAX_UNSAID_DAMPING,
-    closed_day_opened,
     tax_converted_contradiction,
     value_finding,
 )
@@ -49,7 +48,6 @@ FAMILIES: tuple[tuple[str, Callable[[AlignedPair], Finding | None]], ...] = (
     ("values", value_finding),
     ("near copy", near_copy_finding),
     ("denial", denial_finding),
-    ("closed day opened", closed_day_opened),
     ("crossed channel", crossed_channel_finding),
     ("origin against any place", _origin_finding),
     ("widened channels", _widened_finding),

@@ -372,8 +372,6 @@ POLICY_WORDS = re.compile(r"\b(?:return|refund|cancel|notice|deadline|within|bef
                           r"appeal|warranty|guarantee|trial|grace|expire|valid)\w*", re.I)
 VALUE_TYPE = {UNLIMITED: "quantity", MONEY: "price", PERCENT: "price", CLOCK: "hours", PHONE: "contact", EMAIL: "contact", URL: "contact",
               DATE: "date", AGE: "eligibility", QUANTITY: "quantity", COUNT: "quantity"}
-CLOSED_DAY_STRENGTH = 0.75
-CLOSED_DAY_MIN_SIMILARITY = 0.6  # the same bar as one action through two channels (denial_rules)
 
 
 def value_finding(p: AlignedPair) -> Finding | None:
@@ -399,13 +397,3 @@ def value_finding(p: AlignedPair) -> Finding | None:
     closeness = min(1.0, max(0.0, (similarity - VALUE_MIN_SIMILARITY_WITH_OVERLAP)
                              / (1 - VALUE_MIN_SIMILARITY_WITH_OVERLAP)) + overlap)
     return ctype, strength * (0.55 + 0.45 * closeness), said_a, said_b
-
-
-def closed_day_opened(p: AlignedPair) -> Finding | None:
-    """Opening hours on a day the other claim says is closed."""
-    scope_a, scope_b = p.scope_a, p.scope_b
-    closed_open = (scope_a.days_closed & (scope_b.days - scope_b.days_closed)) or (scope_b.days_closed & (scope_a.days - scope_a.days_closed))
-    if (p.similarity >= CLOSED_DAY_MIN_SIMILARITY and closed_open and calendar_day(p.a) == calendar_day(p.b)
-            and any(v.kind == CLOCK for v in p.a.values + p.b.values)):
-        return "hours", CLOSED_DAY_STRENGTH, p.a.claim.text, p.b.claim.text
-    return None
