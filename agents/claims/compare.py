@@ -9,7 +9,6 @@ from collections.abc import Callable
 from .analysis import ClaimFacts
 from .contradiction import AlignedPair, Contradiction, Finding
 from .denial_rules import (
-    channel_restriction_finding,
     crossed_channel_finding,
     denial_finding,
 )
@@ -51,7 +50,6 @@ FAMILIES: tuple[tuple[str, Callable[[AlignedPair], Finding | None]], ...] = (
     ("crossed channel", crossed_channel_finding),
     ("origin against any place", _origin_finding),
     ("widened channels", _widened_finding),
-    ("channel restriction", channel_restriction_finding),
 )
 
 

@@ -103,7 +103,6 @@ def agreeing_prices(a: ClaimFacts, b: ClaimFacts) -> bool:
 
 
 CROSSED_CHANNEL_STRENGTH = 0.8
-CHANNEL_RESTRICTION_STRENGTH = 0.75
 
 
 def denial_finding(p: AlignedPair) -> Finding | None:
@@ -155,15 +154,4 @@ def crossed_channel_finding(p: AlignedPair) -> Finding | None:
     if crossed and not p.statements_apart and (p.similarity >= CHANNEL_MIN_SIMILARITY and one_action(a, b) or (
             p.similarity >= CROSSED_CHANNEL_MIN_SIMILARITY and denied_action_affirmed(a, b))):
         return "procedure", CROSSED_CHANNEL_STRENGTH, a.claim.text, b.claim.text
-    return None
-
-
-def channel_restriction_finding(p: AlignedPair) -> Finding | None:
-    """One restricted (or required) action done through channels the claims do not share."""
-    a, b = p.a, p.b
-    if (p.similarity >= CHANNEL_MIN_SIMILARITY and a.channels and b.channels and not a.channels & b.channels
-            and not p.statements_apart
-            and (p.scope_a.restricts or p.scope_b.restricts or "required" in (a.modality, b.modality))):
-        return ("procedure", CHANNEL_RESTRICTION_STRENGTH, ", ".join(sorted(a.channels)).replace("_", " "),
-                ", ".join(sorted(b.channels)).replace("_", " "))
     return None
