@@ -33,7 +33,6 @@ from articles.models import (
     SourcePage,
     SourceSchedule,
     SourceSync,
-    SyncStatus,
     SyncTrigger,
 )
 from articles.sources_apply import page_gone
@@ -260,13 +259,10 @@ def source_sync_request(*, source: Source, trigger: str = SyncTrigger.MANUAL, ac
 
 
 def sources_sync_due(*, now: dt.datetime | None = None) -> list[SourceSync]:
-    """Start the scheduled syncs that are due, after failing those a dead worker left behind."""
+    """Start the scheduled syncs that are due. A sync a dead worker left behind is the one sweeper's
+    (kbreview.jobs.jobs_sweep: re-sent under an expired lease, failed after its last attempt); a due source whose
+    sync is still active gets that sync back, not a second one."""
     now = now or timezone.now()
-    stale_before = now - dt.timedelta(seconds=2 * settings.SOURCE_SYNC_TIME_LIMIT_S)
-    SourceSync.objects.filter(status__in=ACTIVE_SYNC_STATUSES, created_at__lt=stale_before).update(
-        status=SyncStatus.FAILED, error="No worker finished this sync in time (the worker may have died).",
-        finished_at=now,
-    )
     started = []
     for source in Source.objects.exclude(schedule=SourceSchedule.OFF).select_related("last_sync"):
         last = source.last_sync

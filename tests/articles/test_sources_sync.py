@@ -27,6 +27,7 @@ from articles.sources import (
     sources_sync_due,
 )
 from articles.sources_sync import source_sync_run
+from kbreview.jobs import jobs_sweep
 from tests.articles.conftest import run_sync
 from tests.factories import article_audit
 from tests.support.page_server import html_page
@@ -303,12 +304,22 @@ def test_one_sync_at_a_time_and_the_schedule_starts_due_sources(loopback_kb, pag
     first = source_sync_request(source=hourly)
     assert source_sync_request(source=hourly).pk == first.pk  # still queued: the same sync
 
-    # A sync a dead worker left long ago is failed, and the due source gets a fresh one.
-    SourceSync.objects.filter(pk=first.pk).update(created_at=timezone.now() - dt.timedelta(days=1))
-    started = sources_sync_due()
+    # The schedule fails nothing itself, however old the sync: a long sync of a live worker stays its own.
+    long_ago = timezone.now() - dt.timedelta(days=1)
+    SourceSync.objects.filter(pk=first.pk).update(created_at=long_ago)
+    assert [s.pk for s in sources_sync_due()] == [first.pk]
     first.refresh_from_db()
-    assert first.status == SyncStatus.FAILED and "worker" in first.error
+    assert first.status == SyncStatus.QUEUED
+    # A sync whose worker died on its last attempt is the one sweeper's to fail; then the due source gets a
+    # fresh one.
+    SourceSync.objects.filter(pk=first.pk).update(status=SyncStatus.RUNNING, claimed_at=long_ago, heartbeat_at=long_ago,
+                                                  attempts=SourceSync.lease_max_attempts())
+    assert jobs_sweep()["failed"] == 1
+    first.refresh_from_db()
+    assert first.status == SyncStatus.FAILED and "worker stopped" in first.error
+    started = sources_sync_due()
     assert [s.source.name for s in started] == ["Hourly"] and started[0].trigger == "schedule"
+    assert started[0].pk != first.pk
 
     run_sync(hourly)  # runs the queued scheduled sync
     assert sources_sync_due() == []  # synced a moment ago: not due
