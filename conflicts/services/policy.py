@@ -134,9 +134,13 @@ def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
             return cursor.fetchall()
 
     if connection.get_autocommit():
-        # Two statements in one message run as one implicit transaction: the timeout ends with it, and a failure
-        # rolls back nothing else. No BEGIN and COMMIT round trips.
-        return run()
+        # In a transaction of its own, so that whatever the timeout does ends inside the look-up: a timeout that
+        # fires as the statement finishes can cancel the connection's next statement, and with the two statements
+        # alone in one message (an implicit transaction) that next statement was the caller's — the turn's own
+        # insert failed under load (bench/reply_overhead.py, 24 callers). Here it is this COMMIT, and the look-up
+        # fails open.
+        with transaction.atomic():
+            return run()
     # Inside a caller's transaction: a savepoint, always rolled back (the look-up writes nothing), so neither a failure
     # nor the timeout outlives the look-up.
     savepoint = transaction.savepoint()

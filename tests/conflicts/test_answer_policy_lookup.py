@@ -38,12 +38,16 @@ def function_exists() -> bool:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_outside_a_transaction_the_lookup_is_one_round_trip_and_its_timeout_ends_with_it(kb, fares):
+def test_outside_a_transaction_the_lookup_is_one_statement_in_its_own_transaction_and_its_timeout_ends_with_it(
+        kb, fares):
     before = statement_timeout()
     with CaptureQueriesContext(connection) as queries:
         check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
     assert check.status == "ok" and [c.id for c in check.conflicts] == [fares["conflict"].pk]
-    [statement] = [q["sql"] for q in queries.captured_queries]
+    # Its own transaction: a timeout that fires as the look-up ends cancels the look-up's COMMIT, never the
+    # caller's next statement.
+    begin, statement, commit = [q["sql"] for q in queries.captured_queries]
+    assert (begin, commit) == ("BEGIN", "COMMIT")
     assert "conflict_check_rows(" in statement and "statement_timeout" in statement
     assert statement_timeout() == before and not connection.in_atomic_block
 
