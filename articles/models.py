@@ -7,7 +7,6 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Length
-from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from kbreview.leases import Leased
@@ -224,10 +223,6 @@ class IndexSyncJob(Leased):
     def lease_on_claim(cls, now):
         return {"started_at": now, "done": 0}  # a job taken over from a dead worker starts again
 
-    def lease_give_up(self, reason: str) -> dict:
-
-        return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
-
     @property
     def rate_per_s(self) -> float | None:
         """Articles per second so far (None before the first batch)."""
@@ -422,10 +417,6 @@ class SourceSync(Leased):
     @classmethod
     def lease_on_claim(cls, now):
         return {"started_at": now}
-
-    def lease_give_up(self, reason: str) -> dict:
-
-        return {"status": SyncStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
 
 class DriftStatus(models.TextChoices):

@@ -558,6 +558,7 @@ class InductionRun(Leased):
     or a person (started_at is then when it was queued), or written as it starts by a direct run."""
 
     lease_waiting_since = "started_at"
+    lease_reason_field = "reason"
 
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="induction_runs")
     status = models.CharField(max_length=10, choices=InductionStatus.choices, default=InductionStatus.RUNNING)
@@ -579,10 +580,6 @@ class InductionRun(Leased):
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=InductionStatus.values), name="induction_status_valid"),
         ]
-
-    def lease_give_up(self, reason: str) -> dict:
-
-        return {"status": InductionStatus.FAILED, "reason": reason, "finished_at": timezone.now()}
 
 
 class SuggestionStatus(models.TextChoices):
@@ -710,9 +707,6 @@ class SuggestionJob(Leased):
         ]
         indexes = [models.Index(fields=["status", "created_at"], name="suggestion_job_sweep")]
 
-    def lease_give_up(self, reason: str) -> dict:
-
-        return {"status": JobStatus.FAILED, "error": reason[:2000], "finished_at": timezone.now()}
 
 
 # --- notifications: webhooks and e-mail for new high-impact conflicts, regressions, assignments ---

@@ -19,6 +19,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+REASON_MAX_CHARS = 2000  # a failure's reason, as kept on the row
+
 
 class Leased(models.Model):
     """A job row worked under a lease: claimed at (the claim's token), last heartbeat, attempts."""
@@ -35,6 +37,9 @@ class Leased(models.Model):
     lease_failed = "failed"
     # The field a waiting row has waited since (the sweeper re-sends it a sweep interval later).
     lease_waiting_since = "created_at"
+    # Where a failed row says why and when it was given up (None: the row keeps no such field).
+    lease_reason_field: str | None = "error"
+    lease_finished_field: str | None = "finished_at"
 
     class Meta:
         abstract = True
@@ -61,8 +66,14 @@ class Leased(models.Model):
         return {}
 
     def lease_give_up(self, reason: str) -> dict:
-        """The fields written when the row is failed for good (reason: why)."""
-        return {self.lease_state_field: self.lease_failed}
+        """The fields written when the row is failed for good (reason: why): its failed state, why (in
+        lease_reason_field) and when (in lease_finished_field), where the row keeps them."""
+        fields = {self.lease_state_field: self.lease_failed}
+        if self.lease_reason_field:
+            fields[self.lease_reason_field] = reason[:REASON_MAX_CHARS]
+        if self.lease_finished_field:
+            fields[self.lease_finished_field] = timezone.now()
+        return fields
 
     @classmethod
     def lease_states(cls) -> tuple[str, ...]:

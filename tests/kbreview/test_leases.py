@@ -64,3 +64,14 @@ def test_an_index_sync_running_at_the_upgrade_holds_a_lease_the_sweeper_sees(kb,
     assert jobs_sweep(older_than_s=3600)["index_sync"] == 1
     job.refresh_from_db()
     assert job.status == SyncStatus.DONE and job.attempts == 2
+
+
+def test_a_row_given_up_says_why_and_when_in_its_own_fields():
+    """One give-up for every row type: the failed state, the reason in the row's reason field, the moment."""
+    before = timezone.now()
+    for row, reason_field in ((IndexSyncJob(), "error"), (SourceSync(), "error"), (SuggestionJob(), "error"),
+                              (InductionRun(), "reason")):
+        fields = row.lease_give_up("x" * 3000)
+        assert fields["status"] == "failed" and fields[reason_field] == "x" * 2000, type(row).__name__
+        assert fields["finished_at"] >= before
+    assert InductionRun().lease_give_up("stopped")["status"] == InductionStatus.FAILED
