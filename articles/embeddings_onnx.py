@@ -105,6 +105,9 @@ class OnnxEncoder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads:
             options.intra_op_num_threads = threads
+        # No spinning: idle ONNX Runtime threads otherwise busy-wait, taking the CPU the index sync's database
+        # writes run on between batches (bench/index.py); a whole batch encodes as fast either way.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_seq_length(Path(model_dir)))

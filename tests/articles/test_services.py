@@ -284,3 +284,41 @@ def test_a_sync_jobs_progress_is_committed_batch_by_batch(kb, monkeypatch):
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == (SyncStatus.DONE, 73, 73)
     assert seen == sorted(seen) and len({d for d in seen if 0 < d < 73}) >= 6, seen
+
+
+@pytest.mark.django_db
+def test_a_batch_is_written_in_a_few_statements_whatever_its_size(kb):
+    """The index sync's writes kept the encoder waiting when each article took ~7 statements and a commit of
+    its own (bench/index.py): a batch of 12 articles costs the statements a batch of 2 does."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from articles import indexing
+
+    def write_statements(refs: list[str]) -> int:
+        ids = [make_article(kb, ref, f"Kayak rental {ref} costs {len(ref)} euros per hour.", index=False).pk
+               for ref in refs]
+        planned = indexing._index_plan(ids)
+        vectors = indexing._index_embed(indexing._index_texts(planned))
+        with CaptureQueriesContext(connection) as queries:
+            assert indexing._index_write(planned, vectors) == len(ids)
+        return len(queries)
+
+    small = write_statements(["kayak-a", "kayak-b"])
+    assert write_statements([f"kayak-{n}" for n in range(12)]) == small
+    assert Chunk.objects.filter(article__knowledge_base=kb).count() == 14
+
+
+@pytest.mark.django_db
+def test_a_batch_skips_an_article_edited_after_it_was_planned(kb):
+    from articles import indexing
+
+    kept = make_article(kb, "canoe-a", "Canoes leave the jetty at 9 am.", index=False)
+    edited = make_article(kb, "canoe-b", "Paddles are included.", index=False)
+    planned = indexing._index_plan([kept.pk, edited.pk])
+    vectors = indexing._index_embed(indexing._index_texts(planned))
+    article_edit(article=edited, expected_version_id=edited.current_version_id, body="Paddles cost 3 euros.")
+    indexing._index_write(planned, vectors)
+    assert Chunk.objects.filter(article=kept).exists()
+    # the edit indexes the article itself; this stale batch wrote nothing of its old text
+    assert not Chunk.objects.filter(article=edited, text="Paddles are included.").exists()
