@@ -94,6 +94,10 @@ def _written(path: Path):
         partial.unlink(missing_ok=True)
 
 
+# Padded tokens per encoder run (bench: 2,048 beat 4,096 and a fixed 64 texts on index-sized calls).
+TOKENS_PER_BATCH = 2048
+
+
 class OnnxEncoder:
     """encode(texts) -> unit-length float32 vectors, like SentenceTransformer.encode(normalize_embeddings=True)."""
 
@@ -111,21 +115,31 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_seq_length(Path(model_dir)))
-        self.tokenizer.enable_padding()
+        self.tokenizer.no_padding()  # tokenizer.json pads to a fixed length; encode pads each batch itself
         self.wanted = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
-        # Longest first, so each batch holds texts of similar length and pads little.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        # Tokenised once, longest first, and cut into batches of at most TOKENS_PER_BATCH padded tokens: texts of
+        # one batch have similar lengths, so little is padded even when a call holds few texts (an index sync
+        # embeds ~100 texts per call, long chunks and short statements mixed).
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         vectors: np.ndarray | None = None
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            encodings = self.tokenizer.encode_batch([texts[i] for i in rows])
-            feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-            }
+        start = 0
+        while start < len(order):
+            longest = len(encodings[order[start]].ids)
+            rows = order[start : start + max(1, min(batch_size, TOKENS_PER_BATCH // max(1, longest)))]
+            # ... and none padded to more than twice its length: a much shorter text starts the next batch
+            rows = [i for i in rows if 2 * len(encodings[i].ids) >= longest] or rows[:1]
+            start += len(rows)
+            feed = {name: np.zeros((len(rows), longest), dtype=np.int64)
+                    for name in ("input_ids", "attention_mask", "token_type_ids")}
+            for row, i in enumerate(rows):
+                encoding = encodings[i]
+                n = len(encoding.ids)
+                feed["input_ids"][row, :n] = encoding.ids
+                feed["attention_mask"][row, :n] = encoding.attention_mask
+                feed["token_type_ids"][row, :n] = encoding.type_ids
             hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.wanted})[0]
             mask = feed["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)

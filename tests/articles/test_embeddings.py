@@ -28,3 +28,27 @@ def test_onnx_vectors_agree_with_pytorch_and_keep_the_input_order(backend, setti
 def test_the_default_backend_is_the_measured_faster_one(settings):
     assert settings.EMBEDDING_BACKEND == "onnx-opt"
     assert embed_texts([]).shape == (0, settings.EMBEDDING_DIM)
+
+
+def test_each_onnx_run_pads_to_its_own_longest_text_within_the_token_budget(monkeypatch):
+    """tokenizer.json pads every text to a fixed length, and a fixed 64 texts per run pads short statements to
+    the length of long chunks: both cost encoder CPU for nothing (bench/index.py)."""
+    from articles.embeddings import get_encoder
+    from articles.embeddings_onnx import TOKENS_PER_BATCH
+
+    encoder = get_encoder("onnx-opt")
+    texts = ["Refunds"] * 40 + [TEXTS[3]] * 30 + ["Towels cost two euros at the desk."] * 20
+    shapes: list[tuple[int, int]] = []
+    real_run = encoder.session.run
+
+    def recording_run(outputs, feed):
+        shapes.append(feed["input_ids"].shape)
+        return real_run(outputs, feed)
+
+    monkeypatch.setattr(encoder.session, "run", recording_run)
+    vectors = encoder.encode(texts)
+    longest = {text: len(encoder.tokenizer.encode(text).ids) for text in set(texts)}
+    assert all(rows * width <= max(TOKENS_PER_BATCH, width) for rows, width in shapes), shapes
+    assert sorted({width for _, width in shapes}) == sorted(longest.values())  # each length runs among its own
+    assert sum(rows for rows, _ in shapes) == len(texts)
+    np.testing.assert_allclose(vectors, embed_texts(texts, backend="torch"), atol=2e-3)
