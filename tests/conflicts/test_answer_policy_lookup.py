@@ -3,13 +3,16 @@ function of migration 0024), and the built-in answer path recording the policy's
 trip for the look-up, its timeout never outliving it, a look-up blocked past its timeout answering "unknown" within
 it, the function missing answering "unknown", the LIMIT keeping the conflicts the turn is told about, and the
 decisions adding no commit and never costing the reply."""
+import contextlib
 import importlib
+import tempfile
 import time
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from psycopg import pq
 
 from articles.models import Article
 from conflicts.models import AnswerPolicy, Conflict, ConflictStatus, PolicyDecision, SuggestionStatus, Turn
@@ -37,36 +40,82 @@ def function_exists() -> bool:
 # --- the look-up ---------------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def round_trips():
+    """Counts the network round trips on the test's connection: the server's ReadyForQuery messages in libpq's trace of
+    the protocol (one ends each simple-query message, or each pipeline's sync)."""
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    counted: list[int] = []
+    with tempfile.TemporaryFile("w+") as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            yield counted
+        finally:
+            pgconn.untrace()
+        trace.seek(0)
+        counted.append(sum("ReadyForQuery" in line for line in trace))
+
+
 @pytest.mark.django_db(transaction=True)
-def test_outside_a_transaction_the_lookup_is_one_statement_in_its_own_transaction_and_its_timeout_ends_with_it(
-        kb, fares):
+def test_outside_a_transaction_the_lookup_is_one_round_trip_in_its_own_transaction_and_its_timeout_ends_with_it(
+        kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # a loaded machine's first look-up (its plan) must not time out here
     before = statement_timeout()
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as queries, round_trips() as trips:
         check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
     assert check.status == "ok" and [c.id for c in check.conflicts] == [fares["conflict"].pk]
-    # Its own transaction: a timeout that fires as the look-up ends cancels the look-up's COMMIT, never the
-    # caller's next statement.
-    begin, statement, commit = [q["sql"] for q in queries.captured_queries]
-    assert (begin, commit) == ("BEGIN", "COMMIT")
-    assert "conflict_check_rows(" in statement and "statement_timeout" in statement
-    assert statement_timeout() == before and not connection.in_atomic_block
+    assert trips == [1]
+    # Its own transaction, in the same message: a timeout that fires as the look-up ends cancels the look-up's own
+    # COMMIT, never the caller's next statement; the timeout is reset before the COMMIT, whose timer it would be.
+    [statement] = [q["sql"] for q in queries.captured_queries]
+    assert statement.startswith("BEGIN; SELECT set_config('statement_timeout'")
+    assert "conflict_check_rows(" in statement
+    assert statement.endswith("; SET LOCAL statement_timeout TO DEFAULT; COMMIT")
+    assert statement_timeout() == before and not connection.in_atomic_block and connection.get_autocommit()
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.IDLE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_failing_lookup_leaves_the_connection_as_it_was(kb, fares, settings):
+    """The failure in the look-up's message (after BEGIN and the timeout): the message's COMMIT never runs, the
+    look-up rolls its transaction back, and the caller's next statements run in autocommit as before."""
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    before = statement_timeout()
+    with connection.execute_wrapper(_fail_lookup):
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.IDLE
+    assert statement_timeout() == before and not connection.in_atomic_block and connection.get_autocommit()
+    make_article(kb, "faq-pets", "Dogs travel free.", index=False)  # autocommitted: another connection sees it
+    other = connection.get_new_connection(connection.get_connection_params())
+    try:
+        assert other.execute("SELECT count(*) FROM articles_article WHERE external_ref = 'faq-pets'").fetchone() == (1,)
+    finally:
+        other.close()
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
 
 
 @pytest.mark.django_db
-def test_inside_a_transaction_the_lookup_leaves_neither_its_timeout_nor_a_failure_behind(kb, fares):
+def test_inside_a_transaction_the_lookup_is_one_round_trip_and_leaves_neither_its_timeout_nor_a_failure_behind(
+        kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
     before = statement_timeout()
-    assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "ok"
+    with round_trips() as trips:
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "ok"
+    assert trips == [1]
     assert statement_timeout() == before
     with connection.execute_wrapper(_fail_lookup):
         assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
     assert statement_timeout() == before
     assert Conflict.objects.filter(pk=fares["conflict"].pk).exists()  # the caller's transaction goes on
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.INTRANS
 
 
 def _fail_lookup(execute, sql, params, many, context):
+    """A real error in the database inside the look-up's message, after its timeout was set."""
     if "conflict_check_rows(" in sql:
-        with connection.cursor() as cursor:  # a real error in the database, after the timeout was set
-            cursor.execute("SELECT set_config('statement_timeout', '100', true); SELECT 1 / 0")
+        sql = sql.replace("SELECT * FROM conflict_check_rows(", "SELECT 1 / 0, * FROM conflict_check_rows(")
     return execute(sql, params, many, context)
 
 
