@@ -244,7 +244,8 @@ def _reply_and_decisions_record(*, turn: Turn, reply: str, check: ConflictCheck,
     savepoint: one commit (each waits for the disk: 3-9 ms on the bench's machine) and one INSERT more than a reply
     under "off". Recording the decisions never costs the customer the reply: if the transaction fails, the failure is
     logged and the reply is recorded alone."""
-    decisions = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
+    decisions = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited,
+                                     caveat_added=caveat_added)
     if decisions:
         try:
             with transaction.atomic():

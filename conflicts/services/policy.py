@@ -218,11 +218,11 @@ def caveat_problem(text: str) -> str:
     return ""
 
 
-def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                         caveat_added: bool | None = None) -> list[PolicyDecision]:
+def policy_decision_rows(*, knowledge_base_id: int, check: ConflictCheck, cited: list[str] | set[str] | None,
+                         caveat_added: bool | None = None, turn: Turn | None = None) -> list[PolicyDecision]:
     """What the policy did on the turn, as unsaved rows: a side held back per conflict, and — when the reply is known
     (`cited`) and carried the caveat (built-in path) or the policy is caveat (a chatbot's reply) — a caveat per
-    conflict whose article it cites."""
+    conflict whose article it cites. Without `turn`, for a turn not written yet (turn_report writes them with it)."""
     if check.status != CHECK_OK or check.policy in (None, AnswerPolicy.OFF) or not check.conflicts:
         return []
     cited = set(cited or ())
@@ -230,12 +230,12 @@ def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] |
     for conflict in check.conflicts:
         if conflict.held_back_id is not None:
             rows.append(PolicyDecision(
-                knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
+                knowledge_base_id=knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.HELD_BACK, held_back_id=conflict.held_back_id, confidence=conflict.confidence,
             ))
         elif check.policy == AnswerPolicy.CAVEAT and (caveat_added is None or caveat_added) and cited & set(conflict.refs):
             rows.append(PolicyDecision(
-                knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
+                knowledge_base_id=knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.CAVEAT,
             ))
     return rows
@@ -265,7 +265,8 @@ def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str
                             caveat_added: bool | None = None) -> int:
     """Record on the turn what the policy did (policy_decision_rows). Repeats change nothing. Returns the rows
     written."""
-    rows = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
+    rows = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited,
+                                caveat_added=caveat_added)
     policy_decisions_write(rows)
     return len(rows)
 

@@ -2,9 +2,10 @@
 function of migration 0024), and the built-in answer path recording the policy's decisions with the reply: one round
 trip for the look-up, its timeout never outliving it, a look-up blocked past its timeout answering "unknown" within
 it, the function missing answering "unknown", the LIMIT keeping the conflicts the turn is told about, and the
-decisions adding no commit and never costing the reply."""
+decisions adding no commit and never costing the reply (the built-in path) or the turn (a chatbot's POST /turns)."""
 import contextlib
 import importlib
+import re
 import tempfile
 import time
 
@@ -19,7 +20,7 @@ from conflicts.models import AnswerPolicy, Conflict, ConflictStatus, PolicyDecis
 from conflicts.services import answer_question
 from conflicts.services.answering import answer_settings_update
 from conflicts.services.policy import conflict_check
-from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy  # noqa: F401 (fares: a fixture)
+from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy, turn_body  # noqa: F401 (fares: a fixture)
 from tests.factories import make_article
 
 FUNCTION = importlib.import_module("conflicts.migrations.0024_conflict_check_function")
@@ -252,3 +253,62 @@ def test_the_answer_path_reads_the_default_mode_with_the_policy_and_on_its_own_w
         fallback = answer_question(knowledge_base=kb, question=QUESTION)
     assert fallback.check.status == "unknown" and fallback.mode == "truth"
     assert answer_question(knowledge_base=kb, question=QUESTION, mode="strict").mode == "strict"
+
+
+# --- a chatbot's turn (POST /turns): the policy's decisions with the turn -------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("reply", [None, "It costs €22. [[web-fares]]"])
+def test_an_api_turns_decisions_ride_in_its_own_statement(api, kb, fares, settings, reply):
+    """Under prefer_suggested the turn's decisions cost no statement and no commit beyond the same turn under off: they
+    are written by the turn's own INSERT (with a reply, in the turn's one transaction)."""
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # a loaded machine's first look-up must not time out here
+    settings.DETECTION_DISPATCH = "off"  # only the turn's own statements (detection's run on a worker)
+
+    def run(policy, external_id):
+        set_policy(kb, policy)
+        with CaptureQueriesContext(connection) as queries:
+            response = api("post", "/turns", turn_body(external_id, "web-fares", "faq-fare-old", reply=reply))
+        assert response.status_code == 202
+        return sent([q["sql"] for q in queries.captured_queries if "django_session" not in q["sql"]])
+
+    run("off", "t-warm")
+    off = run("off", "t-off")
+    held = run("prefer_suggested", "t-held")
+    assert len(held) == len(off) and held.count("COMMIT") == off.count("COMMIT")
+    [insert] = [s for s in held if "conflicts_policydecision" in s]
+    assert insert.startswith("WITH new_turn AS (INSERT INTO \"conflicts_turn\"")
+    decision = PolicyDecision.objects.get()
+    assert decision.turn.external_id == "t-held" and decision.held_back == fares["old"]
+
+
+@pytest.mark.parametrize("reply", [None, "It costs €22. [[web-fares]]"])
+def test_a_failing_decisions_write_never_costs_an_api_turn(api, kb, fares, settings, reply):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    set_policy(kb, "prefer_suggested")
+
+    def fail(execute, sql, params, many, context):  # a real error in the database, wherever the decisions are written
+        return execute(re.sub(r'INSERT INTO "?conflicts_policydecision"?', "INSERT INTO conflicts_nosuchtable", sql),
+                       params, many, context)
+
+    with connection.execute_wrapper(fail):
+        response = api("post", "/turns", turn_body("t-keep", "web-fares", "faq-fare-old", reply=reply))
+    assert response.status_code == 202
+    assert response.json()["open_conflicts"]["held_back"] == ["faq-fare-old"]  # the chatbot is still told
+    turn = Turn.objects.get(external_id="t-keep")
+    assert turn.answer_policy == "prefer_suggested" and turn.usages.count() == 2 and turn.reply == (reply or "")
+    assert not PolicyDecision.objects.exists()
+    # the same report again is a repeat (200), not a second turn, and still records no decisions
+    again = api("post", "/turns", turn_body("t-keep", "web-fares", "faq-fare-old", reply=reply))
+    assert again.status_code == 200 and Turn.objects.count() == 1 and not PolicyDecision.objects.exists()
+
+
+def test_an_api_turns_caveat_decision_reads_the_replys_citations(api, kb, fares):
+    """A turn reported with its reply under caveat: a caveat decision for the conflict the reply cites, written with
+    the turn; a citation of a ref the knowledge base does not hold changes nothing."""
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-cav", "web-fares", "faq-fare-old", reply="€22. [[web-fares]] [[no-such-page]]"))
+    assert [(d.action, d.turn.external_id) for d in PolicyDecision.objects.all()] == [("caveat", "t-cav")]
+    api("post", "/turns", turn_body("t-none", "web-fares", "faq-fare-old", reply="Ask us. [[no-such-page]]"))
+    assert PolicyDecision.objects.count() == 1
