@@ -29,7 +29,7 @@ from conflicts.api.schemas import (
     TurnOut,
 )
 from conflicts.models import STATUS_ALIASES, DetectionOutcome, PolicyDecision, TokenScope, Turn
-from conflicts.services.policy import conflict_check, policy_decision_rows, turn_policy_refresh
+from conflicts.services.policy import conflict_check, policy_decision_rows, reply_policy_decisions
 from conflicts.services.turns import RetrievedRef
 from kbreview.input_limits import PG_INTEGER_MAX, text_problem, url_id_problem
 
@@ -118,11 +118,13 @@ def turn_reply(request, external_id: ExternalId, payload: ReplyIn):
     """Record the reply that was sent and the articles it cites ([[ref]] tags).
 
     The same reply again changes nothing; a different one is 409 unless `replaces` is true."""
+    turn = _turn(request, external_id)
+    # Under caveat, what the policy did is written in the reply's own transaction (no commit of its own).
     turn = services.turn_reply_record(
-        turn=_turn(request, external_id), reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces
+        turn=turn, reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces,
+        policy_decisions=reply_policy_decisions(turn=turn, reply=payload.reply),
     )
     cited = sorted(turn.usages.filter(cited=True).values_list("article__external_ref", flat=True))
-    turn_policy_refresh(turn=turn, cited=cited)
     return 200, {"turn_id": turn.pk, "cited": cited}
 
 

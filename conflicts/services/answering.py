@@ -38,11 +38,10 @@ from conflicts.services.policy import (
     caveat_problem,
     conflict_check,
     policy_decision_rows,
-    policy_decisions_write,
     reply_with_caveat,
     unknown_check,
 )
-from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_reply_write, turn_report
+from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
 from kbreview.foreground import foreground_work
 
 logger = logging.getLogger(__name__)
@@ -225,7 +224,10 @@ def answer_question(
     citations = composed.answer.citations
     reply, caveat_added = _policy_reply(composed, check)
     with foreground_work():
-        turn = _reply_and_decisions_record(turn=turn, reply=reply, check=check, cited=citations, caveat_added=caveat_added)
+        # What the policy did (a side held back, the caveat added) is written in the reply's own transaction.
+        decisions = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check,
+                                         cited=citations, caveat_added=caveat_added)
+        turn = turn_reply_record(turn=turn, reply=reply, sent_at=timezone.now(), policy_decisions=decisions)
         if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
             _disagreement_record(turn=turn, disagreement=disagreement)
     return AnswerResponse(
@@ -268,26 +270,6 @@ def answer_try(*, knowledge_base: KnowledgeBase, question: str, mode: str | None
                               backend=backend, hits=_policy_hits(hits, check))
     reply, caveat_added = _policy_reply(composed, check)
     return TriedAnswer(composed=composed, check=check, reply=reply, caveat_added=caveat_added)
-
-
-def _reply_and_decisions_record(*, turn: Turn, reply: str, check: ConflictCheck, cited: list[str],
-                                caveat_added: bool) -> Turn:
-    """Record the reply and what the policy did (a side held back, the caveat added) in one transaction with no
-    savepoint: one commit (each waits for the disk: 3-9 ms on the bench's machine) and one INSERT more than a reply
-    under "off". Recording the decisions never costs the customer the reply: if the transaction fails, the failure is
-    logged and the reply is recorded alone."""
-    decisions = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited,
-                                     caveat_added=caveat_added)
-    if decisions:
-        try:
-            with transaction.atomic():
-                recorded = turn_reply_write(turn=turn, reply=reply, sent_at=timezone.now())
-                policy_decisions_write(decisions)
-            return recorded
-        except Exception:  # fail open; a failure of the reply's own write recurs below and is raised there
-            logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
-                             "them", turn.pk)
-    return turn_reply_record(turn=turn, reply=reply, sent_at=timezone.now())
 
 
 def _disagreement_record(*, turn: Turn, disagreement) -> None:

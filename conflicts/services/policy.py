@@ -29,6 +29,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from psycopg import pq
 
+from agents.citations import cited_refs
 from articles.models import KnowledgeBase
 from conflicts.models import (
     CAVEAT_MAX_LENGTH,
@@ -261,28 +262,22 @@ def policy_decisions_write(rows: list[PolicyDecision]) -> None:
         cursor.execute(_DECISIONS_INSERT.format(rows=", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))), params)
 
 
-def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                            caveat_added: bool | None = None) -> int:
-    """Record on the turn what the policy did (policy_decision_rows). Repeats change nothing. Returns the rows
-    written."""
-    rows = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited,
-                                caveat_added=caveat_added)
-    policy_decisions_write(rows)
-    return len(rows)
-
-
-def turn_policy_refresh(*, turn: Turn, cited: list[str]) -> int:
-    """A chatbot's reply was recorded for a turn reported under the caveat policy: record a caveat decision per open
-    conflict whose article the reply cites (looked up now; a failed look-up records nothing)."""
-    if turn.answer_policy != AnswerPolicy.CAVEAT or not cited:
-        return 0
-    check = conflict_check(knowledge_base=turn.knowledge_base, refs=list(cited))
+def reply_policy_decisions(*, turn: Turn, reply: str) -> list[PolicyDecision]:
+    """A chatbot's reply to a turn reported under the caveat policy: a caveat decision per open conflict whose article
+    the reply cites (looked up now, before the reply's transaction; a failed look-up gives none), as unsaved rows for
+    turn_reply_record to write with the reply."""
+    if turn.answer_policy != AnswerPolicy.CAVEAT:
+        return []
+    cited = cited_refs(reply=reply, pattern=settings.CITATION_PATTERN)
+    if not cited:
+        return []
+    check = conflict_check(knowledge_base=turn.knowledge_base, refs=cited)
     if check.policy != AnswerPolicy.CAVEAT:
-        return 0
-    return policy_decisions_record(turn=turn, check=check, cited=cited)
+        return []
+    return policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited)
 
 
 __all__ = [
     "CHECK_OK", "CHECK_UNKNOWN", "ConflictCheck", "OpenConflict", "caveat_problem", "conflict_check",
-    "policy_decision_rows", "policy_decisions_record", "policy_decisions_write", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
+    "policy_decision_rows", "policy_decisions_write", "reply_policy_decisions", "reply_with_caveat", "unknown_check",
 ]

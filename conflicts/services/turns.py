@@ -26,6 +26,7 @@ from conflicts.models import (
     Turn,
     TurnSource,
 )
+from conflicts.services.policy import policy_decisions_write
 from kbreview.jobs import enqueue
 
 logger = logging.getLogger(__name__)
@@ -300,10 +301,25 @@ def _citations_forget(*, turn: Turn) -> None:
 
 
 def turn_reply_record(
-    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None
+    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None,
+    policy_decisions: Sequence[PolicyDecision] = (),
 ) -> Turn:
     """Record the reply actually sent. Repeating the same reply changes nothing; a different one raises
-    ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change."""
+    ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change.
+
+    `policy_decisions` (unsaved rows for this turn: what the answer policy did) are written in the reply's own
+    transaction, with no savepoint: one INSERT and no commit more than the reply alone (a commit waits for the disk).
+    Recording them never costs the reply: if that transaction fails, the failure is logged and the reply is recorded
+    alone."""
+    if policy_decisions:
+        try:
+            with transaction.atomic():
+                recorded = turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
+                policy_decisions_write(policy_decisions)
+            return recorded
+        except DatabaseError:  # fail open; a failure of the reply's own write recurs below and is raised there
+            logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
+                             "them", turn.pk)
     with transaction.atomic():
         return turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
 

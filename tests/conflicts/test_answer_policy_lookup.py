@@ -312,3 +312,37 @@ def test_an_api_turns_caveat_decision_reads_the_replys_citations(api, kb, fares)
     assert [(d.action, d.turn.external_id) for d in PolicyDecision.objects.all()] == [("caveat", "t-cav")]
     api("post", "/turns", turn_body("t-none", "web-fares", "faq-fare-old", reply="Ask us. [[no-such-page]]"))
     assert PolicyDecision.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chatbots_later_reply_writes_its_caveat_decision_in_the_replys_own_transaction(api, kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    settings.DETECTION_DISPATCH = "off"
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-later", "web-fares", "faq-fare-old"))
+    with CaptureQueriesContext(connection) as queries:
+        response = api("post", "/turns/t-later/reply", {"reply": "It costs €22. [[web-fares]]"})
+    assert response.status_code == 200
+    statements = sent([q["sql"] for q in queries.captured_queries if "django_session" not in q["sql"]])
+    insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO conflicts_policydecision"))
+    begin = max(i for i in range(insert) if statements[i] == "BEGIN")
+    assert any(s.startswith('UPDATE "conflicts_turn" SET "reply"') for s in statements[begin:insert])
+    assert statements[insert + 1] == "COMMIT" and statements.count("COMMIT") == 1
+    assert not [s for s in statements if "SAVEPOINT" in s]
+    assert [(d.action, d.turn.external_id) for d in PolicyDecision.objects.all()] == [("caveat", "t-later")]
+
+
+def test_a_failing_decisions_write_never_costs_a_chatbots_later_reply(api, kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-later", "web-fares", "faq-fare-old"))
+
+    def fail(execute, sql, params, many, context):
+        return execute(re.sub(r'INSERT INTO "?conflicts_policydecision"?', "INSERT INTO conflicts_nosuchtable", sql),
+                       params, many, context)
+
+    with connection.execute_wrapper(fail):
+        response = api("post", "/turns/t-later/reply", {"reply": "It costs €22. [[web-fares]]"})
+    assert response.status_code == 200 and response.json()["cited"] == ["web-fares"]
+    assert Turn.objects.get(external_id="t-later").reply == "It costs €22. [[web-fares]]"
+    assert not PolicyDecision.objects.exists()
