@@ -2,9 +2,11 @@
 outcome, answer with the built-in path, list conflicts."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404
 from ninja import Query
 
+from agents.citations import cited_refs
 from conflicts import selectors, services
 from conflicts.api.auth import TokenAuth, TokenRateLimit
 from conflicts.api.errors import FieldProblem, KbreviewApi, error_handlers_add
@@ -27,7 +29,7 @@ from conflicts.api.schemas import (
     TurnOut,
 )
 from conflicts.models import STATUS_ALIASES, DetectionOutcome, PolicyDecision, TokenScope, Turn
-from conflicts.services.policy import conflict_check, policy_decisions_record, turn_policy_refresh
+from conflicts.services.policy import conflict_check, policy_decision_rows, reply_policy_decisions
 from conflicts.services.turns import RetrievedRef
 from kbreview.input_limits import PG_INTEGER_MAX, text_problem, url_id_problem
 
@@ -79,6 +81,10 @@ def turn_create(request, payload: TurnIn):
     The same external_id with the same body again is 200 and changes nothing; with a different body, 409 naming what differs."""
     _refuse_duplicate_refs(payload.retrieved)
     check = conflict_check(knowledge_base=request.knowledge_base, refs=[r.ref for r in payload.retrieved])
+    # What the policy did, written by the turn's own statement (no statement or commit of its own; a failure to write
+    # them never fails the turn). A reply's citations are read from its text, as recording the reply does.
+    cited = cited_refs(reply=payload.reply, pattern=settings.CITATION_PATTERN) if payload.reply is not None else None
+    decisions = policy_decision_rows(knowledge_base_id=request.knowledge_base.pk, check=check, cited=cited)
     turn, created = services.turn_report(
         knowledge_base=request.knowledge_base,
         external_id=payload.external_id,
@@ -88,10 +94,8 @@ def turn_create(request, payload: TurnIn):
         sent_at=payload.sent_at,
         answer_policy=check.policy or "",
         conflict_check=check.status,
+        policy_decisions=decisions,
     )
-    if created and check.conflicts:
-        cited = turn.usages.filter(cited=True).values_list("article__external_ref", flat=True) if payload.reply else None
-        policy_decisions_record(turn=turn, check=check, cited=set(cited or ()))
     skipped = turn.detection.outcome == DetectionOutcome.SKIPPED
     detection = (DetectionOutcome.SKIPPED if skipped else DetectionOutcome.QUEUED).value
     return (202 if created else 200), {"turn_id": turn.pk, "detection": detection, "open_conflicts": check.as_dict()}
@@ -114,11 +118,13 @@ def turn_reply(request, external_id: ExternalId, payload: ReplyIn):
     """Record the reply that was sent and the articles it cites ([[ref]] tags).
 
     The same reply again changes nothing; a different one is 409 unless `replaces` is true."""
+    turn = _turn(request, external_id)
+    # Under caveat, what the policy did is written in the reply's own transaction (no commit of its own).
     turn = services.turn_reply_record(
-        turn=_turn(request, external_id), reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces
+        turn=turn, reply=payload.reply, sent_at=payload.sent_at, replaces=payload.replaces,
+        policy_decisions=reply_policy_decisions(turn=turn, reply=payload.reply),
     )
     cited = sorted(turn.usages.filter(cited=True).values_list("article__external_ref", flat=True))
-    turn_policy_refresh(turn=turn, cited=cited)
     return 200, {"turn_id": turn.pk, "cited": cited}
 
 

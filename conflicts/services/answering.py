@@ -38,11 +38,10 @@ from conflicts.services.policy import (
     caveat_problem,
     conflict_check,
     policy_decision_rows,
-    policy_decisions_write,
     reply_with_caveat,
     unknown_check,
 )
-from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_reply_write, turn_report
+from conflicts.services.turns import RetrievedRef, turn_reply_record, turn_report
 from kbreview.foreground import foreground_work
 
 logger = logging.getLogger(__name__)
@@ -220,15 +219,15 @@ def answer_question(
             answer_policy=check.policy or "",
             conflict_check=check.status,
         )
-    answer_hits = [h for h in hits if h.external_ref not in held_back] if held_back else hits
     composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode or check.default_mode,
-                              hits=answer_hits)
-    reply, citations = composed.answer.reply, composed.answer.citations
-    caveat_added = check.caveat_due(citations)
-    if caveat_added:
-        reply = reply_with_caveat(reply=reply, caveat=check.caveat)
+                              hits=_policy_hits(hits, check))
+    citations = composed.answer.citations
+    reply, caveat_added = _policy_reply(composed, check)
     with foreground_work():
-        turn = _reply_and_decisions_record(turn=turn, reply=reply, check=check, cited=citations, caveat_added=caveat_added)
+        # What the policy did (a side held back, the caveat added) is written in the reply's own transaction.
+        decisions = policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check,
+                                         cited=citations, caveat_added=caveat_added)
+        turn = turn_reply_record(turn=turn, reply=reply, sent_at=timezone.now(), policy_decisions=decisions)
         if composed.igd is not None and (disagreement := composed.igd.disagreement) is not None:
             _disagreement_record(turn=turn, disagreement=disagreement)
     return AnswerResponse(
@@ -238,23 +237,39 @@ def answer_question(
     )
 
 
-def _reply_and_decisions_record(*, turn: Turn, reply: str, check: ConflictCheck, cited: list[str],
-                                caveat_added: bool) -> Turn:
-    """Record the reply and what the policy did (a side held back, the caveat added) in one transaction with no
-    savepoint: one commit (each waits for the disk: 3-9 ms on the bench's machine) and one INSERT more than a reply
-    under "off". Recording the decisions never costs the customer the reply: if the transaction fails, the failure is
-    logged and the reply is recorded alone."""
-    decisions = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
-    if decisions:
-        try:
-            with transaction.atomic():
-                recorded = turn_reply_write(turn=turn, reply=reply, sent_at=timezone.now())
-                policy_decisions_write(decisions)
-            return recorded
-        except Exception:  # fail open; a failure of the reply's own write recurs below and is raised there
-            logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
-                             "them", turn.pk)
-    return turn_reply_record(turn=turn, reply=reply, sent_at=timezone.now())
+def _policy_hits(hits: list[SearchHit], check: ConflictCheck) -> list[SearchHit]:
+    """What the answer reads: the retrieved articles less those the policy holds back."""
+    held_back = set(check.held_back)
+    return [h for h in hits if h.external_ref not in held_back] if held_back else hits
+
+
+def _policy_reply(composed: ComposedAnswer, check: ConflictCheck) -> tuple[str, bool]:
+    """The reply with the policy's caveat when it cites an article in an open conflict; whether it was added."""
+    if check.caveat_due(composed.answer.citations):
+        return reply_with_caveat(reply=composed.answer.reply, caveat=check.caveat), True
+    return composed.answer.reply, False
+
+
+@dataclass
+class TriedAnswer:
+    """The reply the answer path would give under the knowledge base's answer policy, nothing recorded."""
+
+    composed: ComposedAnswer  # its passages are what the answer read: a side held back is not among them
+    check: ConflictCheck
+    reply: str
+    caveat_added: bool
+
+
+def answer_try(*, knowledge_base: KnowledgeBase, question: str, mode: str | None = None,
+               backend: Backend | None = None) -> TriedAnswer:
+    """answer_question's retrieval, open-conflict look-up, policy and reply, without recording a turn (the
+    playground: reviewers see what a customer would be told, held-back side and caveat included)."""
+    hits = rerank(search(knowledge_base=knowledge_base, question=question))
+    check = conflict_check(knowledge_base=knowledge_base, refs=[h.external_ref for h in hits])
+    composed = answer_compose(knowledge_base=knowledge_base, question=question, mode=mode or check.default_mode,
+                              backend=backend, hits=_policy_hits(hits, check))
+    reply, caveat_added = _policy_reply(composed, check)
+    return TriedAnswer(composed=composed, check=check, reply=reply, caveat_added=caveat_added)
 
 
 def _disagreement_record(*, turn: Turn, disagreement) -> None:

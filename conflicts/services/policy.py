@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
+from psycopg import pq
 
+from agents.citations import cited_refs
 from articles.models import KnowledgeBase
 from conflicts.models import (
     CAVEAT_MAX_LENGTH,
@@ -50,14 +52,30 @@ CHECK_UNKNOWN = ConflictCheckStatus.UNKNOWN
 # articles, and a reply cannot carry more.
 MAX_CONFLICTS_PER_CHECK = 50
 
-# One round trip: the look-up's timeout (local to the statement's transaction) and the look-up, a PL/pgSQL function
-# whose plan PostgreSQL keeps for the session (migration 0024 says why, and what it decides: the settings row, then
-# the open conflicts the turn is told about with their current suggested side and the side held back, if any).
-# The refs are found inside this knowledge base only.
+# One message, one round trip: the look-up's timeout (local to its transaction), the look-up — a PL/pgSQL function whose
+# plan PostgreSQL keeps for the session (migration 0024 says why, and what it decides: the settings row, then the open
+# conflicts the turn is told about with their current suggested side and the side held back, if any) — and the
+# statements that end it, wrapped in a transaction of its own (or a savepoint in a caller's transaction). The refs are
+# found inside this knowledge base only.
+#
+# Why the wrapping travels in the same message: the timeout can fire as the look-up finishes, and the cancel it raises
+# is then taken by the server's next interrupt check. Within one simple-query message that is the check before the
+# message's next statement (PostgreSQL >= 13 times each statement apart and checks for a cancel before each), so it
+# fails this look-up's own COMMIT (or ROLLBACK TO) and the look-up fails open; after the message's last statement it
+# is the next message, which must never be the caller's — a turn's INSERT failed that way (bench/reply_overhead.py,
+# 24 callers) when the look-up ended its message. The statement after the look-up restores the timeout, so the
+# last statement runs without the look-up's short timer.
 _LOOKUP_SQL = (
     "SELECT set_config('statement_timeout', %(timeout)s, true); "
-    "/* conflict_check */ SELECT * FROM conflict_check_rows(%(kb)s, %(refs)s, %(limit)s, %(default_threshold)s)"
+    "/* conflict_check */ SELECT * FROM conflict_check_rows(%(kb)s, %(refs)s, %(limit)s, %(default_threshold)s); "
 )
+_SAVEPOINT = "conflict_check"
+# Outside a transaction: BEGIN .. COMMIT (the timeout's reset ahead of COMMIT, local like the timeout).
+_ALONE_SQL = "BEGIN; " + _LOOKUP_SQL + "SET LOCAL statement_timeout TO DEFAULT; COMMIT"
+# Inside a caller's transaction: a savepoint, always rolled back (the look-up writes nothing; the rollback restores the
+# timeout), so neither a failure nor the timeout outlives the look-up.
+_NESTED_SQL = (f"SAVEPOINT {_SAVEPOINT}; " + _LOOKUP_SQL
+               + f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}; RELEASE SAVEPOINT {_SAVEPOINT}")
 
 
 @dataclass(frozen=True)
@@ -126,29 +144,27 @@ def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
     connection = transaction.get_connection()
     params = {"timeout": str(int(settings.CONFLICT_LOOKUP_TIMEOUT_MS)), "kb": knowledge_base_id, "refs": list(refs),
               "limit": MAX_CONFLICTS_PER_CHECK, "default_threshold": DEFAULT_PREFER_THRESHOLD}
-
-    def run() -> list[tuple]:
+    alone = connection.get_autocommit()
+    try:
         with connection.cursor() as cursor:
-            cursor.execute(_LOOKUP_SQL, params)
+            cursor.execute(_ALONE_SQL if alone else _NESTED_SQL, params)
+            cursor.nextset()  # past BEGIN (or SAVEPOINT)
             cursor.nextset()  # past set_config's row
             return cursor.fetchall()
+    except DatabaseError:
+        _lookup_undo(connection, alone=alone)
+        raise
 
-    if connection.get_autocommit():
-        # In a transaction of its own, so that whatever the timeout does ends inside the look-up: a timeout that
-        # fires as the statement finishes can cancel the connection's next statement, and with the two statements
-        # alone in one message (an implicit transaction) that next statement was the caller's — the turn's own
-        # insert failed under load (bench/reply_overhead.py, 24 callers). Here it is this COMMIT, and the look-up
-        # fails open.
-        with transaction.atomic():
-            return run()
-    # Inside a caller's transaction: a savepoint, always rolled back (the look-up writes nothing), so neither a failure
-    # nor the timeout outlives the look-up.
-    savepoint = transaction.savepoint()
-    try:
-        return run()
-    finally:
-        transaction.savepoint_rollback(savepoint)
-        transaction.savepoint_commit(savepoint)
+
+def _lookup_undo(connection, *, alone: bool) -> None:
+    """After a failed look-up message: end what it left open (the server skips a message's statements after a failing
+    one), so the caller's connection or transaction goes on as before. Costs a round trip on failure only."""
+    status = connection.connection.info.transaction_status
+    with connection.wrap_database_errors, connection.connection.cursor() as cursor:
+        if alone and status != pq.TransactionStatus.IDLE:
+            cursor.execute("ROLLBACK")
+        elif not alone and status == pq.TransactionStatus.INERROR:  # else the message never reached the server
+            cursor.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}; RELEASE SAVEPOINT {_SAVEPOINT}")
 
 
 def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> ConflictCheck:
@@ -203,11 +219,11 @@ def caveat_problem(text: str) -> str:
     return ""
 
 
-def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                         caveat_added: bool | None = None) -> list[PolicyDecision]:
+def policy_decision_rows(*, knowledge_base_id: int, check: ConflictCheck, cited: list[str] | set[str] | None,
+                         caveat_added: bool | None = None, turn: Turn | None = None) -> list[PolicyDecision]:
     """What the policy did on the turn, as unsaved rows: a side held back per conflict, and — when the reply is known
     (`cited`) and carried the caveat (built-in path) or the policy is caveat (a chatbot's reply) — a caveat per
-    conflict whose article it cites."""
+    conflict whose article it cites. Without `turn`, for a turn not written yet (turn_report writes them with it)."""
     if check.status != CHECK_OK or check.policy in (None, AnswerPolicy.OFF) or not check.conflicts:
         return []
     cited = set(cited or ())
@@ -215,12 +231,12 @@ def policy_decision_rows(*, turn: Turn, check: ConflictCheck, cited: list[str] |
     for conflict in check.conflicts:
         if conflict.held_back_id is not None:
             rows.append(PolicyDecision(
-                knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
+                knowledge_base_id=knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.HELD_BACK, held_back_id=conflict.held_back_id, confidence=conflict.confidence,
             ))
         elif check.policy == AnswerPolicy.CAVEAT and (caveat_added is None or caveat_added) and cited & set(conflict.refs):
             rows.append(PolicyDecision(
-                knowledge_base_id=turn.knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
+                knowledge_base_id=knowledge_base_id, turn=turn, conflict_id=conflict.id, policy=check.policy,
                 action=PolicyAction.CAVEAT,
             ))
     return rows
@@ -246,27 +262,22 @@ def policy_decisions_write(rows: list[PolicyDecision]) -> None:
         cursor.execute(_DECISIONS_INSERT.format(rows=", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))), params)
 
 
-def policy_decisions_record(*, turn: Turn, check: ConflictCheck, cited: list[str] | set[str] | None,
-                            caveat_added: bool | None = None) -> int:
-    """Record on the turn what the policy did (policy_decision_rows). Repeats change nothing. Returns the rows
-    written."""
-    rows = policy_decision_rows(turn=turn, check=check, cited=cited, caveat_added=caveat_added)
-    policy_decisions_write(rows)
-    return len(rows)
-
-
-def turn_policy_refresh(*, turn: Turn, cited: list[str]) -> int:
-    """A chatbot's reply was recorded for a turn reported under the caveat policy: record a caveat decision per open
-    conflict whose article the reply cites (looked up now; a failed look-up records nothing)."""
-    if turn.answer_policy != AnswerPolicy.CAVEAT or not cited:
-        return 0
-    check = conflict_check(knowledge_base=turn.knowledge_base, refs=list(cited))
+def reply_policy_decisions(*, turn: Turn, reply: str) -> list[PolicyDecision]:
+    """A chatbot's reply to a turn reported under the caveat policy: a caveat decision per open conflict whose article
+    the reply cites (looked up now, before the reply's transaction; a failed look-up gives none), as unsaved rows for
+    turn_reply_record to write with the reply."""
+    if turn.answer_policy != AnswerPolicy.CAVEAT:
+        return []
+    cited = cited_refs(reply=reply, pattern=settings.CITATION_PATTERN)
+    if not cited:
+        return []
+    check = conflict_check(knowledge_base=turn.knowledge_base, refs=cited)
     if check.policy != AnswerPolicy.CAVEAT:
-        return 0
-    return policy_decisions_record(turn=turn, check=check, cited=cited)
+        return []
+    return policy_decision_rows(knowledge_base_id=turn.knowledge_base_id, turn=turn, check=check, cited=cited)
 
 
 __all__ = [
     "CHECK_OK", "CHECK_UNKNOWN", "ConflictCheck", "OpenConflict", "caveat_problem", "conflict_check",
-    "policy_decision_rows", "policy_decisions_record", "policy_decisions_write", "reply_with_caveat", "turn_policy_refresh", "unknown_check",
+    "policy_decision_rows", "policy_decisions_write", "reply_policy_decisions", "reply_with_caveat", "unknown_check",
 ]

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -20,10 +22,14 @@ from conflicts.models import (
     ConflictOccurrence,
     DetectionOutcome,
     DetectionRun,
+    PolicyDecision,
     Turn,
     TurnSource,
 )
+from conflicts.services.policy import policy_decisions_write
 from kbreview.jobs import enqueue
+
+logger = logging.getLogger(__name__)
 
 
 class UnknownArticleRefs(ValueError):
@@ -98,9 +104,14 @@ def turn_report(
     source: str = TurnSource.API,
     answer_policy: str = "",
     conflict_check: str = "",
+    policy_decisions: Sequence[PolicyDecision] = (),
 ) -> tuple[Turn, bool]:
     """Record a turn once per external id; starts detection after commit. Returns (turn, created).
-    `answer_policy` and `conflict_check` record what the open-conflict look-up said (conflicts.services.policy).
+    `answer_policy` and `conflict_check` record what the open-conflict look-up said (conflicts.services.policy), and
+    `policy_decisions` (unsaved rows, their turn left unset) what its policy did: written by the turn's own statement,
+    so a new turn's decisions cost neither a statement nor a commit. Recording them never costs the turn: if the write
+    fails for any other reason than the turn being a repeat, the failure is logged and the turn is recorded without
+    them. A repeated report records none (its turn's stand).
 
     A repeated report with the same external id and the same body changes nothing (the chatbot may
     retry); one that differs raises TurnMismatch naming what differs.
@@ -136,14 +147,27 @@ def turn_report(
                            finished_at=timezone.now())
     else:
         run = DetectionRun()
+    if policy_decisions:
+        try:
+            return _turn_write(turn=turn, usages=usages, run=run, decisions=policy_decisions, reply=reply,
+                               sent_at=sent_at, repeated=repeated)
+        except DatabaseError:
+            logger.exception("turn %r: recording the answer policy's decisions failed; the turn is recorded without "
+                             "them", external_id)
+    return _turn_write(turn=turn, usages=usages, run=run, decisions=(), reply=reply, sent_at=sent_at,
+                       repeated=repeated)
+
+
+def _turn_write(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun, decisions: Sequence[PolicyDecision],
+                reply: str | None, sent_at: dt.datetime | None, repeated) -> tuple[Turn, bool]:
     # One statement writes the turn, its usages and its queued DetectionRun (the outbox row): on its own it
     # is its own transaction, with no BEGIN and COMMIT round trips. A reply to record, or a caller's
     # transaction (whose savepoint a duplicate must not abort), puts it in an atomic block.
     in_transaction = reply is not None or transaction.get_connection().in_atomic_block
     try:
         with transaction.atomic() if in_transaction else contextlib.nullcontext():
-            _turn_insert(turn=turn, usages=usages, run=run)
-            if not skip_reason:
+            _turn_insert(turn=turn, usages=usages, run=run, decisions=decisions)
+            if run.outcome != DetectionOutcome.SKIPPED:
                 enqueue(run)
             if reply is not None:
                 _reply_write(turn=turn, reply=reply, sent_at=sent_at)
@@ -156,10 +180,11 @@ def turn_report(
     return turn, True
 
 
-def _turn_insert(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun) -> None:
-    """INSERT the turn, its usages and its run in one statement (data-modifying CTEs: all or nothing). Each
-    row's columns and values come from its model fields as the ORM would save them (defaults, auto_now_add);
-    the turn's new id goes into the others' turn column. Sets the pks and the turn's `detection`."""
+def _turn_insert(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun,
+                 decisions: Sequence[PolicyDecision] = ()) -> None:
+    """INSERT the turn, its usages, its run and its policy decisions in one statement (data-modifying CTEs: all or
+    nothing). Each row's columns and values come from its model fields as the ORM would save them (defaults,
+    auto_now_add); the turn's new id goes into the others' turn column. Sets the pks and the turn's `detection`."""
     connection = transaction.get_connection()
     quote = connection.ops.quote_name
 
@@ -182,6 +207,8 @@ def _turn_insert(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun) -
     parts = [("new_turn", *insert(Turn, [turn], returning="id")), ("new_run", *insert(DetectionRun, [run], returning="id"))]
     if usages:  # a turn may retrieve nothing
         parts.append(("new_usages", *insert(ArticleUsage, usages)))
+    if decisions:
+        parts.append(("new_decisions", *insert(PolicyDecision, decisions)))
     with connection.cursor() as cursor:
         cursor.execute(
             "WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
@@ -274,10 +301,25 @@ def _citations_forget(*, turn: Turn) -> None:
 
 
 def turn_reply_record(
-    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None
+    *, turn: Turn, reply: str, sent_at: dt.datetime | None = None, replaces: bool = False, actor=None,
+    policy_decisions: Sequence[PolicyDecision] = (),
 ) -> Turn:
     """Record the reply actually sent. Repeating the same reply changes nothing; a different one raises
-    ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change."""
+    ReplyAlreadyRecorded unless `replaces`, which re-reads the citations and audits the change.
+
+    `policy_decisions` (unsaved rows for this turn: what the answer policy did) are written in the reply's own
+    transaction, with no savepoint: one INSERT and no commit more than the reply alone (a commit waits for the disk).
+    Recording them never costs the reply: if that transaction fails, the failure is logged and the reply is recorded
+    alone."""
+    if policy_decisions:
+        try:
+            with transaction.atomic():
+                recorded = turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
+                policy_decisions_write(policy_decisions)
+            return recorded
+        except DatabaseError:  # fail open; a failure of the reply's own write recurs below and is raised there
+            logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
+                             "them", turn.pk)
     with transaction.atomic():
         return turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
 

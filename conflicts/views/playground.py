@@ -1,6 +1,7 @@
-"""The answer playground: ask in either mode and see how Intent-Guided Decoding arrived at its reply.
+"""The answer playground: ask in either mode and see how Intent-Guided Decoding arrived at its reply, under the
+knowledge base's answer policy as the answer path applies it (a side held back, the caveat).
 
-Reviewers and ops only. Asking is a POST (a form with CSRF) but writes nothing: no turn is recorded.
+Reviewers and ops only. Asking is a POST (a form with CSRF) but writes nothing: no turn, no policy decision.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from agents.llm import LLMError
 from articles.models import Role
 from articles.permissions import allows, kb_view
 from conflicts.forms import AnswerSettingsForm, PlaygroundForm
-from conflicts.services.answering import answer_compose, answer_default_mode, answer_settings_update, igd_backend
+from conflicts.services.answering import answer_default_mode, answer_settings_update, answer_try, igd_backend
 from conflicts.services.disagreements import model_disagreements_recorded
 from kbreview.views.common import render_page
 
@@ -102,16 +103,16 @@ def answer_playground(request):
             try:
                 backend = igd_backend(_backend_kind())
                 context["model_warning"] = local_model_warning(backend)
-                composed = answer_compose(
+                tried = answer_try(
                     knowledge_base=request.kb, question=form.cleaned_data["question"], mode=form.cleaned_data["mode"],
                     backend=backend,
                 )
             except LLMError as exc:
                 context["error"] = f"The IGD backend failed: {exc}"
             else:
-                context["composed"] = composed
-                if composed.igd is not None:
-                    context["chart"] = trace_chart(composed.igd.result.trace)
+                context["tried"], context["composed"] = tried, tried.composed
+                if tried.composed.igd is not None:
+                    context["chart"] = trace_chart(tried.composed.igd.result.trace)
     else:
         form = PlaygroundForm(initial={"mode": default_mode})
     context["form"] = form

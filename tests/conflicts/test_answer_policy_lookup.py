@@ -2,21 +2,25 @@
 function of migration 0024), and the built-in answer path recording the policy's decisions with the reply: one round
 trip for the look-up, its timeout never outliving it, a look-up blocked past its timeout answering "unknown" within
 it, the function missing answering "unknown", the LIMIT keeping the conflicts the turn is told about, and the
-decisions adding no commit and never costing the reply."""
+decisions adding no commit and never costing the reply (the built-in path) or the turn (a chatbot's POST /turns)."""
+import contextlib
 import importlib
+import re
+import tempfile
 import time
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from psycopg import pq
 
 from articles.models import Article
 from conflicts.models import AnswerPolicy, Conflict, ConflictStatus, PolicyDecision, SuggestionStatus, Turn
 from conflicts.services import answer_question
 from conflicts.services.answering import answer_settings_update
 from conflicts.services.policy import conflict_check
-from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy  # noqa: F401 (fares: a fixture)
+from tests.conflicts.test_answer_policy import QUESTION, fares, set_policy, turn_body  # noqa: F401 (fares: a fixture)
 from tests.factories import make_article
 
 FUNCTION = importlib.import_module("conflicts.migrations.0024_conflict_check_function")
@@ -37,36 +41,82 @@ def function_exists() -> bool:
 # --- the look-up ---------------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def round_trips():
+    """Counts the network round trips on the test's connection: the server's ReadyForQuery messages in libpq's trace of
+    the protocol (one ends each simple-query message, or each pipeline's sync)."""
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    counted: list[int] = []
+    with tempfile.TemporaryFile("w+") as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            yield counted
+        finally:
+            pgconn.untrace()
+        trace.seek(0)
+        counted.append(sum("ReadyForQuery" in line for line in trace))
+
+
 @pytest.mark.django_db(transaction=True)
-def test_outside_a_transaction_the_lookup_is_one_statement_in_its_own_transaction_and_its_timeout_ends_with_it(
-        kb, fares):
+def test_outside_a_transaction_the_lookup_is_one_round_trip_in_its_own_transaction_and_its_timeout_ends_with_it(
+        kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # a loaded machine's first look-up (its plan) must not time out here
     before = statement_timeout()
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as queries, round_trips() as trips:
         check = conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"])
     assert check.status == "ok" and [c.id for c in check.conflicts] == [fares["conflict"].pk]
-    # Its own transaction: a timeout that fires as the look-up ends cancels the look-up's COMMIT, never the
-    # caller's next statement.
-    begin, statement, commit = [q["sql"] for q in queries.captured_queries]
-    assert (begin, commit) == ("BEGIN", "COMMIT")
-    assert "conflict_check_rows(" in statement and "statement_timeout" in statement
-    assert statement_timeout() == before and not connection.in_atomic_block
+    assert trips == [1]
+    # Its own transaction, in the same message: a timeout that fires as the look-up ends cancels the look-up's own
+    # COMMIT, never the caller's next statement; the timeout is reset before the COMMIT, whose timer it would be.
+    [statement] = [q["sql"] for q in queries.captured_queries]
+    assert statement.startswith("BEGIN; SELECT set_config('statement_timeout'")
+    assert "conflict_check_rows(" in statement
+    assert statement.endswith("; SET LOCAL statement_timeout TO DEFAULT; COMMIT")
+    assert statement_timeout() == before and not connection.in_atomic_block and connection.get_autocommit()
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.IDLE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_failing_lookup_leaves_the_connection_as_it_was(kb, fares, settings):
+    """The failure in the look-up's message (after BEGIN and the timeout): the message's COMMIT never runs, the
+    look-up rolls its transaction back, and the caller's next statements run in autocommit as before."""
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    before = statement_timeout()
+    with connection.execute_wrapper(_fail_lookup):
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.IDLE
+    assert statement_timeout() == before and not connection.in_atomic_block and connection.get_autocommit()
+    make_article(kb, "faq-pets", "Dogs travel free.", index=False)  # autocommitted: another connection sees it
+    other = connection.get_new_connection(connection.get_connection_params())
+    try:
+        assert other.execute("SELECT count(*) FROM articles_article WHERE external_ref = 'faq-pets'").fetchone() == (1,)
+    finally:
+        other.close()
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
 
 
 @pytest.mark.django_db
-def test_inside_a_transaction_the_lookup_leaves_neither_its_timeout_nor_a_failure_behind(kb, fares):
+def test_inside_a_transaction_the_lookup_is_one_round_trip_and_leaves_neither_its_timeout_nor_a_failure_behind(
+        kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
     before = statement_timeout()
-    assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "ok"
+    with round_trips() as trips:
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "ok"
+    assert trips == [1]
     assert statement_timeout() == before
     with connection.execute_wrapper(_fail_lookup):
         assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
     assert statement_timeout() == before
     assert Conflict.objects.filter(pk=fares["conflict"].pk).exists()  # the caller's transaction goes on
+    assert connection.connection.info.transaction_status == pq.TransactionStatus.INTRANS
 
 
 def _fail_lookup(execute, sql, params, many, context):
+    """A real error in the database inside the look-up's message, after its timeout was set."""
     if "conflict_check_rows(" in sql:
-        with connection.cursor() as cursor:  # a real error in the database, after the timeout was set
-            cursor.execute("SELECT set_config('statement_timeout', '100', true); SELECT 1 / 0")
+        sql = sql.replace("SELECT * FROM conflict_check_rows(", "SELECT 1 / 0, * FROM conflict_check_rows(")
     return execute(sql, params, many, context)
 
 
@@ -203,3 +253,96 @@ def test_the_answer_path_reads_the_default_mode_with_the_policy_and_on_its_own_w
         fallback = answer_question(knowledge_base=kb, question=QUESTION)
     assert fallback.check.status == "unknown" and fallback.mode == "truth"
     assert answer_question(knowledge_base=kb, question=QUESTION, mode="strict").mode == "strict"
+
+
+# --- a chatbot's turn (POST /turns): the policy's decisions with the turn -------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("reply", [None, "It costs €22. [[web-fares]]"])
+def test_an_api_turns_decisions_ride_in_its_own_statement(api, kb, fares, settings, reply):
+    """Under prefer_suggested the turn's decisions cost no statement and no commit beyond the same turn under off: they
+    are written by the turn's own INSERT (with a reply, in the turn's one transaction)."""
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # a loaded machine's first look-up must not time out here
+    settings.DETECTION_DISPATCH = "off"  # only the turn's own statements (detection's run on a worker)
+
+    def run(policy, external_id):
+        set_policy(kb, policy)
+        with CaptureQueriesContext(connection) as queries:
+            response = api("post", "/turns", turn_body(external_id, "web-fares", "faq-fare-old", reply=reply))
+        assert response.status_code == 202
+        return sent([q["sql"] for q in queries.captured_queries if "django_session" not in q["sql"]])
+
+    run("off", "t-warm")
+    off = run("off", "t-off")
+    held = run("prefer_suggested", "t-held")
+    assert len(held) == len(off) and held.count("COMMIT") == off.count("COMMIT")
+    [insert] = [s for s in held if "conflicts_policydecision" in s]
+    assert insert.startswith("WITH new_turn AS (INSERT INTO \"conflicts_turn\"")
+    decision = PolicyDecision.objects.get()
+    assert decision.turn.external_id == "t-held" and decision.held_back == fares["old"]
+
+
+@pytest.mark.parametrize("reply", [None, "It costs €22. [[web-fares]]"])
+def test_a_failing_decisions_write_never_costs_an_api_turn(api, kb, fares, settings, reply):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    set_policy(kb, "prefer_suggested")
+
+    def fail(execute, sql, params, many, context):  # a real error in the database, wherever the decisions are written
+        return execute(re.sub(r'INSERT INTO "?conflicts_policydecision"?', "INSERT INTO conflicts_nosuchtable", sql),
+                       params, many, context)
+
+    with connection.execute_wrapper(fail):
+        response = api("post", "/turns", turn_body("t-keep", "web-fares", "faq-fare-old", reply=reply))
+    assert response.status_code == 202
+    assert response.json()["open_conflicts"]["held_back"] == ["faq-fare-old"]  # the chatbot is still told
+    turn = Turn.objects.get(external_id="t-keep")
+    assert turn.answer_policy == "prefer_suggested" and turn.usages.count() == 2 and turn.reply == (reply or "")
+    assert not PolicyDecision.objects.exists()
+    # the same report again is a repeat (200), not a second turn, and still records no decisions
+    again = api("post", "/turns", turn_body("t-keep", "web-fares", "faq-fare-old", reply=reply))
+    assert again.status_code == 200 and Turn.objects.count() == 1 and not PolicyDecision.objects.exists()
+
+
+def test_an_api_turns_caveat_decision_reads_the_replys_citations(api, kb, fares):
+    """A turn reported with its reply under caveat: a caveat decision for the conflict the reply cites, written with
+    the turn; a citation of a ref the knowledge base does not hold changes nothing."""
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-cav", "web-fares", "faq-fare-old", reply="€22. [[web-fares]] [[no-such-page]]"))
+    assert [(d.action, d.turn.external_id) for d in PolicyDecision.objects.all()] == [("caveat", "t-cav")]
+    api("post", "/turns", turn_body("t-none", "web-fares", "faq-fare-old", reply="Ask us. [[no-such-page]]"))
+    assert PolicyDecision.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chatbots_later_reply_writes_its_caveat_decision_in_the_replys_own_transaction(api, kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    settings.DETECTION_DISPATCH = "off"
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-later", "web-fares", "faq-fare-old"))
+    with CaptureQueriesContext(connection) as queries:
+        response = api("post", "/turns/t-later/reply", {"reply": "It costs €22. [[web-fares]]"})
+    assert response.status_code == 200
+    statements = sent([q["sql"] for q in queries.captured_queries if "django_session" not in q["sql"]])
+    insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO conflicts_policydecision"))
+    begin = max(i for i in range(insert) if statements[i] == "BEGIN")
+    assert any(s.startswith('UPDATE "conflicts_turn" SET "reply"') for s in statements[begin:insert])
+    assert statements[insert + 1] == "COMMIT" and statements.count("COMMIT") == 1
+    assert not [s for s in statements if "SAVEPOINT" in s]
+    assert [(d.action, d.turn.external_id) for d in PolicyDecision.objects.all()] == [("caveat", "t-later")]
+
+
+def test_a_failing_decisions_write_never_costs_a_chatbots_later_reply(api, kb, fares, settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    set_policy(kb, "caveat")
+    api("post", "/turns", turn_body("t-later", "web-fares", "faq-fare-old"))
+
+    def fail(execute, sql, params, many, context):
+        return execute(re.sub(r'INSERT INTO "?conflicts_policydecision"?', "INSERT INTO conflicts_nosuchtable", sql),
+                       params, many, context)
+
+    with connection.execute_wrapper(fail):
+        response = api("post", "/turns/t-later/reply", {"reply": "It costs €22. [[web-fares]]"})
+    assert response.status_code == 200 and response.json()["cited"] == ["web-fares"]
+    assert Turn.objects.get(external_id="t-later").reply == "It costs €22. [[web-fares]]"
+    assert not PolicyDecision.objects.exists()

@@ -1,10 +1,13 @@
-"""The answer playground: reviewers and ops decode questions and see the decoding; viewers and strangers cannot;
-only ops set the knowledge base's default mode."""
+"""The answer playground: reviewers and ops decode questions and see the decoding, under the knowledge base's answer
+policy; viewers and strangers cannot; only ops set the knowledge base's default mode."""
 import pytest
+from django.db import OperationalError, connection
 from django.urls import reverse
 
-from conflicts.models import AnswerSettings
+from conflicts.models import AnswerSettings, PolicyDecision, Turn
 from tests.conflicts.console_support import PASSWORD, make_user
+from tests.conflicts.test_answer_policy import QUESTION as FARE_QUESTION
+from tests.conflicts.test_answer_policy import fares, set_policy  # noqa: F401 (fares: a fixture)
 
 pytestmark = pytest.mark.django_db
 QUESTION = "What is the capital of Freedonia?"
@@ -119,3 +122,36 @@ def test_a_huge_ratio_is_shown_in_words_on_the_page(client, kb, capital, igd_ser
     html = client.post(reverse("answer_playground"), {"question": QUESTION, "mode": "truth"}).content.decode()
     assert 'class="memory-ratio">far more likely (over ×1,000)</span>' in html
     assert "545578" not in html
+
+
+def test_the_playground_answers_under_the_knowledge_bases_policy_and_records_nothing(client, kb, fares, igd_server,
+                                                                                      settings):
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # a loaded machine's first look-up must not time out here
+    set_policy(kb, "prefer_suggested")
+    login(client, make_user("rita", kb, role="reviewer"))
+    html = client.post(reverse("answer_playground"), {"question": FARE_QUESTION, "mode": "strict"}).content.decode()
+    assert 'id="playground-policy-name">prefer_suggested<' in html
+    assert '<code class="held-back">faq-fare-old</code>' in html
+    passages = html.split("<h3>Retrieved passages</h3>", 1)[1]
+    assert "web-fares" in passages and "faq-fare-old" not in passages  # the answer never read the held-back side
+    set_policy(kb, "caveat", caveat_text="Our pages <b>disagree</b> here; please check with us.")
+    html = client.post(reverse("answer_playground"), {"question": FARE_QUESTION, "mode": "strict"}).content.decode()
+    reply = html.split('id="playground-reply">', 1)[1].split("</p>", 1)[0]
+    assert reply.endswith(" Our pages &lt;b&gt;disagree&lt;/b&gt; here; please check with us.")
+    assert 'id="playground-caveat-added"' in html and "faq-fare-old" in html.split("<h3>Retrieved passages</h3>", 1)[1]
+    assert not Turn.objects.exists() and not PolicyDecision.objects.exists()
+
+
+def test_the_playground_says_when_the_lookup_failed(client, kb, fares, igd_server):
+    set_policy(kb, "prefer_suggested")
+    login(client, make_user("rita", kb, role="reviewer"))
+
+    def fail(execute, sql, params, many, context):
+        if "/* conflict_check */" in sql:
+            raise OperationalError("canceling statement due to statement timeout")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(fail):
+        html = client.post(reverse("answer_playground"), {"question": FARE_QUESTION, "mode": "strict"}).content.decode()
+    assert "The open-conflict look-up failed" in html and 'class="held-back"' not in html
+    assert "faq-fare-old" in html.split("<h3>Retrieved passages</h3>", 1)[1]  # answered as under off
