@@ -359,6 +359,7 @@ def build_replay(*, questions: list[Question], n_turns: int, zipf_s: float, edit
 # --- the oracle the scripted LLM answers with ----------------------------------------------------
 
 _ARTICLE_REF = re.compile(r'<article ref="([^"]+)"')
+_ARTICLE = re.compile(r"<article [^>]*>.*?</article>", re.S)
 
 
 def arrivals(*, n: int, rate: float, seed: int) -> list[float]:
@@ -389,6 +390,10 @@ class Oracle:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.pairs_asked = 0
+        # Where the prompt's characters go (system prompt, <article> elements, the rest of the user text) and
+        # what the replies list: the breakdown detection_cost.py prints beside the totals.
+        self.chars = {"system": 0, "articles": 0, "other": 0}
+        self.items = self.conflict_items = 0
         self._lock = threading.Lock()
 
     def __call__(self, request: dict) -> dict:
@@ -421,6 +426,13 @@ class Oracle:
             self.pairs_asked += len(pairs)
             self.prompt_tokens += rough_tokens("x" * prompt_chars)
             self.completion_tokens += rough_tokens(json.dumps(content))
+            system = sum(len(m.get("content") or "") for m in request["messages"] if m["role"] != "user")
+            shown = sum(len(element) for element in _ARTICLE.findall(user))
+            self.chars["system"] += system
+            self.chars["articles"] += shown
+            self.chars["other"] += prompt_chars - system - shown
+            self.items += len(items)
+            self.conflict_items += sum(item["conflict"] for item in items)
         return content
 
     @property

@@ -186,8 +186,14 @@ def main() -> None:
             ("  of which prompt", this_oracle.prompt_tokens, seed_oracle.prompt_tokens),
             ("  of which completion", this_oracle.completion_tokens, seed_oracle.completion_tokens),
             ("pairs sent to the LLM", this_oracle.pairs_asked, seed_oracle.pairs_asked)]
+    rows += [(f"  prompt: {part}", this_oracle.chars[part] / 4, seed_oracle.chars[part] / 4)
+             for part in ("system", "articles", "other")]
+    rows += [("reply items listed", this_oracle.items, seed_oracle.items),
+             ("  of which conflicts", this_oracle.conflict_items, seed_oracle.conflict_items)]
     for label, mine, seeds in rows:
         print(f"{label:<28}{mine / n * 1000:>14.1f}{seeds / n * 1000:>14.1f}{mine / seeds if seeds else 0:>10.4f}")
+    print("(prompt parts in tokens at 4 characters each: system prompt; <article> elements, tags included; the rest of "
+          "the user message: the date, notes, the pairs listed, the reminder)")
     print()
     for name, r in (("this design", this_recall), ("seed policy", seed_recall)):
         low, high = wilson(r["flagged"], r["co_retrieved"])
