@@ -159,6 +159,8 @@ def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
 def _lookup_undo(connection, *, alone: bool) -> None:
     """After a failed look-up message: end what it left open (the server skips a message's statements after a failing
     one), so the caller's connection or transaction goes on as before. Costs a round trip on failure only."""
+    if connection.connection is None or connection.connection.closed:
+        return  # no connection (the server is down or went away): nothing was left open, and the failure stands
     status = connection.connection.info.transaction_status
     with connection.wrap_database_errors, connection.connection.cursor() as cursor:
         if alone and status != pq.TransactionStatus.IDLE:

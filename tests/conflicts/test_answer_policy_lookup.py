@@ -97,6 +97,24 @@ def test_outside_a_transaction_a_failing_lookup_leaves_the_connection_as_it_was(
     assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_lookup_that_cannot_reach_the_database_answers_unknown(kb, fares):
+    """The server down when the look-up connects (tests/kbreview/test_middleware.py's outage: an AttributeError in the
+    clean-up after the failed connect turned the look-up's failure into a 500)."""
+    from unittest import mock
+
+    import psycopg
+
+    connection.ensure_connection()
+    connection.connection.close()  # the server went away under the request's open connection ...
+    # ... which its health check finds dead on first use, and reconnecting fails
+    with mock.patch.object(connection, "health_check_enabled", True), \
+            mock.patch.object(connection, "health_check_done", False), \
+            mock.patch.object(connection, "get_new_connection", side_effect=psycopg.OperationalError("server is down")):
+        assert conflict_check(knowledge_base=kb, refs=["web-fares"]).status == "unknown"
+    assert conflict_check(knowledge_base=kb, refs=["web-fares", "faq-fare-old"]).status == "ok"
+
+
 @pytest.mark.django_db
 def test_inside_a_transaction_the_lookup_is_one_round_trip_and_leaves_neither_its_timeout_nor_a_failure_behind(
         kb, fares, settings):
