@@ -163,6 +163,21 @@ def unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, s
     return None
 
 
+# Words that finish saying an age ("18 years old", "16 or over"), not what those of that age get.
+AGE_PHRASE_WORDS = frozenset({stem(w) for w in "year years old older over under younger above below plus upwards aged".split()})
+
+
+def _granted(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a claim says of those of an age: the content words after the age in its clause ("are exempt")."""
+    return content_stems(HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]) - AGE_PHRASE_WORDS
+
+
+def _granted_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
+    """Both claims say what those of their age get, in words with nothing in common."""
+    granted_x, granted_y = _granted(a, x), _granted(b, y)
+    return bool(granted_x) and bool(granted_y) and not shared_stems(granted_x, granted_y)
+
+
 def _named_same_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
     return bool(_head(a, x) & _head(b, y))
 
@@ -184,7 +199,9 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
             if kind == AGE:
-                return True  # an age limit is said of whoever is admitted: audiences are compared as scope
+                # An age limit is said of whoever is admitted (audiences are compared as scope), but only limits
+                # for one thing conflict: "children under 5 are exempt" / "children under 12 pay half" are two rules.
+                return not _granted_apart(a, x, b, y)
             if subject_relation(a, x, b, y) is Relation.DIFFERENT:
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):

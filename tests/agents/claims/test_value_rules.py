@@ -91,3 +91,17 @@ def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
     assert subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
     # Words the sentence itself says still make it narrower.
     assert subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME
+
+
+def test_age_limits_for_different_things_do_not_conflict():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    exempt, exempt_scope = _claim("Children under 4 are exempt.", title="What is the harbour fee?")
+    fare, fare_scope = _claim("Children under 14 pay the junior fare instead.", title="Is there a discount for pupils?")
+    hit = compare_claims(exempt, fare, similarity=0.6, scope_a=exempt_scope, scope_b=fare_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    # Limits for one thing still conflict, however the age is said.
+    other, other_scope = _claim("Children under 6 are exempt.", title="Harbour fee")
+    hit = compare_claims(exempt, other, similarity=0.6, scope_a=exempt_scope, scope_b=other_scope)
+    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
