@@ -298,12 +298,23 @@ def subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relati
     if found is Relation.NARROWER and relation(value_subject(a, x, as_said=True), value_subject(b, y, as_said=True)) is Relation.SAME:
         # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
         found = Relation.SAME
+    if found is Relation.NARROWER and _page_of_the_narrower_case(a, subject_a, b, subject_b):
+        return Relation.DIFFERENT
     if found is Relation.SAME and len(subject_a) == 1:
         # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
         title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
         if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
             return Relation.DIFFERENT
     return found
+
+
+def _page_of_the_narrower_case(a: ClaimFacts, subject_a: frozenset[str], b: ClaimFacts, subject_b: frozenset[str]) -> bool:
+    """The narrower subject's own words are what its heading is about, and not the other's ("every accessibility
+    complaint … within 10 days" under "Accessibility policy" / "we reply within 2 days" under "Contact us"): a page
+    about that case, whose figure is the case's own, not a second figure for the general one."""
+    narrow, wide, narrow_subject, wide_subject = (a, b, subject_a, subject_b) if subject_a > subject_b else (b, a, subject_b, subject_a)
+    extra = narrow_subject - wide_subject
+    return (bool(phrase_stems(narrow.claim.context) & extra) and not phrase_stems(wide.claim.context) & extra)
 
 
 def _named_in(words: frozenset[str], facts: ClaimFacts) -> bool:

@@ -105,3 +105,19 @@ def test_age_limits_for_different_things_do_not_conflict():
     other, other_scope = _claim("Children under 6 are exempt.", title="Harbour fee")
     hit = compare_claims(exempt, other, similarity=0.6, scope_a=exempt_scope, scope_b=other_scope)
     assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_a_narrower_case_on_its_own_page_is_another_thing():
+    from agents.claims.value_rules import subject_relation
+
+    def said(text, title):
+        facts, _ = _claim(text, title=title)
+        return facts, facts.values[0]
+
+    general = said("We answer within 3 working days.", "Get in touch")
+    on_its_page = said("We examine every billing dispute and answer within 15 working days.", "Billing disputes policy")
+    elsewhere = said("We examine every billing dispute and answer within 15 working days.", "Service levels")
+    assert subject_relation(*on_its_page, *general) is Relation.DIFFERENT
+    assert subject_relation(*general, *on_its_page) is Relation.DIFFERENT
+    # Under a heading that does not name the case, it stays a narrower case of the general figure.
+    assert subject_relation(*elsewhere, *general) is Relation.NARROWER
