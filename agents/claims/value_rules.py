@@ -182,11 +182,12 @@ def _named_same_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
     return bool(_head(a, x) & _head(b, y))
 
 
-def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
-                         *, heads_must_match: bool = False) -> tuple[str, float, str, str] | None:
+def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float, *, heads_must_match: bool = False,
+                         names: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+                         ) -> tuple[str, float, str, str] | None:
     """Values of one kind that cannot both hold. With `heads_must_match` (loosely aligned claims) only
     values whose neighbouring words name the same thing count ("within 48 hours of delivery" /
-    "within 3 days of your delivery")."""
+    "within 3 days of your delivery"). `names`: the set's known names each claim uses (its scope's)."""
     best = None if heads_must_match else unlimited_contradiction(a, b)
     for kind in sorted({v.kind for v in a.values} & {v.kind for v in b.values}):
         if kind == CLOCK and calendar_day(a) != calendar_day(b):
@@ -202,7 +203,7 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
                 # An age limit is said of whoever is admitted (audiences are compared as scope), but only limits
                 # for one thing conflict: "children under 5 are exempt" / "children under 12 pay half" are two rules.
                 return not _granted_apart(a, x, b, y)
-            if subject_relation(a, x, b, y) is Relation.DIFFERENT:
+            if subject_relation(a, x, b, y) is Relation.DIFFERENT or _values_named_apart(a, x, b, y, names):
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
                 return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
@@ -254,6 +255,32 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
     return best
 
 
+def _segment_span(facts: ClaimFacts, value: Value) -> tuple[int, int]:
+    """Where the stretch of the claim that holds the value starts and ends: its clause, or its item of a list."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return starts[-1] if starts else 0, end.start() if end else len(text)
+
+
+def _segment(facts: ClaimFacts, value: Value) -> str:
+    start, end = _segment_span(facts, value)
+    return facts.claim.text[start:end]
+
+
+def _values_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value,
+                        names: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Each value's own stretch names a thing (a place, a vessel, a branch) that the other claim, heading included,
+    never mentions ("40 minutes to North Point, 25 to Elm Quay" / "the crossing to Harbour takes 2 hours on the
+    Seabird"): two values of two things. One side naming a thing the other does not is a page about it against a
+    general one, still compared."""
+    named_x = proper_names(_segment(a, x)) & names[0]
+    named_y = proper_names(_segment(b, y)) & names[1]
+    said_a, said_b = f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"
+    return (any(not re.search(rf"\b{re.escape(n)}\b", said_b) for n in named_x)
+            and any(not re.search(rf"\b{re.escape(n)}\b", said_a) for n in named_y))
+
+
 def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
     return _value_days(facts, value) or days_in(facts.claim.text)
 
@@ -278,9 +305,7 @@ VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
 def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
     text = facts.claim.text
-    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
-    end = VALUE_SEGMENT_RE.search(text, value.end)
-    segment_start, segment_end = starts[-1] if starts else 0, end.start() if end else len(text)
+    segment_start, segment_end = _segment_span(facts, value)
     # "Open seven days a week: Monday to Saturday from 10 am": the days after the last colon are the value's own.
     label_end = text.rfind(":", segment_start, value.start)
     if label_end >= 0 and days_in(text[label_end + 1:segment_end]):
@@ -415,7 +440,7 @@ def value_finding(p: AlignedPair) -> Finding | None:
             aligned_for_values = True
     if not (aligned_for_values or loose_values):
         return None
-    hit = value_contradiction(a, b, similarity, heads_must_match=loose_values)
+    hit = value_contradiction(a, b, similarity, heads_must_match=loose_values, names=(p.scope_a.names, p.scope_b.names))
     if hit is None:
         return None
     kind, strength, said_a, said_b = hit

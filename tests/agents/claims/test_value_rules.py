@@ -121,3 +121,29 @@ def test_a_narrower_case_on_its_own_page_is_another_thing():
     assert subject_relation(*general, *on_its_page) is Relation.DIFFERENT
     # Under a heading that does not name the case, it stays a narrower case of the general figure.
     assert subject_relation(*elsewhere, *general) is Relation.NARROWER
+
+
+
+def test_values_whose_own_stretches_name_two_things_are_not_compared():
+    from dataclasses import replace
+
+    from agents.claims.contradiction import AlignedPair
+    from agents.claims.value_rules import value_finding
+
+    def pair_of(a, b, names_a, names_b):
+        (facts_a, scope_a), (facts_b, scope_b) = a, b
+        return AlignedPair(a=facts_a, b=facts_b, similarity=0.65, scope_a=replace(scope_a, names=frozenset(names_a)),
+                           scope_b=replace(scope_b, names=frozenset(names_b)), overlap=0.1, statements_apart=False,
+                           near_copy=None)
+
+    listing = _claim("Roughly 50 minutes from Quernby to Oakhaven, and about 20 minutes to Stoneleigh on the launch.",
+                     title="How long does the crossing take?")
+    listed = {"Quernby", "Oakhaven", "Stoneleigh"}
+    route = _claim("The crossing from Quernby takes 130 minutes on the Farrowby Rambler, a car ferry with a café.",
+                   title="Quernby – Farrowby")
+    # "50 minutes" is Oakhaven's and "20 minutes" Stoneleigh's, which the route page never mentions, and the route
+    # page's own names are not in the list: times of other crossings.
+    assert value_finding(pair_of(listing, route, listed, {"Quernby", "Farrowby", "Rambler"})) is None
+    # A general claim names nothing of its own: the listed times are compared with it.
+    general = _claim("The crossing from Quernby takes 130 minutes.", title="Crossing times")
+    assert value_finding(pair_of(listing, general, listed, {"Quernby"})) is not None
