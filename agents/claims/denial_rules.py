@@ -126,7 +126,7 @@ def denial_finding(p: AlignedPair) -> Finding | None:
         opposite = (len(shared | (negative.denied_of & positive.content)) >= 2 or bool(shared & negative.denied_heads)
                     or close_denial and similarity >= POLARITY_CLOSE_SIMILARITY)
     if opposite and a.negative != b.negative and _denied_of_other_actors(a, b):
-        opposite = False  # "cars cannot travel there" / "dogs travel there": each rule is of its own actor
+        opposite = False  # "bicycles cannot board" / "cats board in a basket": each rule is of its own actor
     if opposite and agreeing_prices(a, b):
         opposite = False  # "free of charge" / "we don't charge": one price said two ways
     if opposite and a.negative != b.negative and shared_threshold(a, b):

@@ -130,7 +130,7 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
         return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
     end = SUBJECT_END_RE.search(clause)
     if end is None:
-        # "We reply within 2 days": a pronoun acting with a verb not listed above; what it does is what the value is of.
+        # "We answer within 3 days": a pronoun acting with a verb not listed above; what it does is what the value is of.
         acting = PRONOUN_ACTS_RE.match(clause)
         return _acted_on(WORD_RE.findall(acting.group(1))) if acting else None
     if not clause[:end.start()].strip():
@@ -162,7 +162,7 @@ PRONOUN_ACTS_RE = re.compile(r"\s*(?:we|you|they)\s+(.*)", re.I | re.S)
 
 def _acted_on(words: list[str]) -> frozenset[str] | None:
     """What a pronoun acts on, from the words after it (its verb first): the verb's object ("cancel a gold pass" is
-    said of gold passes), or the verb and its preposition's object ("switch to the annual plan", "reply within")."""
+    said of gold passes), or the verb and its preposition's object ("switch to the annual plan", "answer within")."""
     verb, *acted_on = [w for w in words if w.lower() not in AUXILIARIES] or [""]
     if acted_on and acted_on[0].lower() in PREPOSITIONS:
         # "You can switch to the annual plan at no charge": what is free is the switch, not the plan.
@@ -267,13 +267,13 @@ couldn't""".split())
 
 
 def actor_before(text: str, position: int) -> frozenset[str] | None:
-    """Stems of who or what does the verb at text[position], named right before it in its clause ("cars and vans
-    cannot travel", "on the fast boat, dogs travel"): None when a pronoun or nothing names it, or another verb
+    """Stems of who or what does the verb at text[position], named right before it in its clause ("bicycles and
+    scooters cannot board", "on the evening launch, cats board"): None when a pronoun or nothing names it, or another verb
     stands between (then the words before it are no noun phrase)."""
     breaks = list(CLAUSE_BREAK_RE.finditer(text, 0, position))
     clause = text[breaks[-1].end() if breaks else 0:position]
     if ADVERBIAL_OPENING_RE.match(clause) and ", " in clause:
-        clause = clause.rsplit(", ", 1)[1]  # "On the fast boat, dogs travel": the actor follows the opening
+        clause = clause.rsplit(", ", 1)[1]  # "On the evening launch, cats board": the actor follows the opening
     words = WORD_RE.findall(clause)
     while words and (words[-1].lower() in AUXILIARIES or words[-1].lower() in NEGATION_WORDS):
         words.pop()
@@ -285,7 +285,7 @@ def actor_before(text: str, position: int) -> frozenset[str] | None:
 
 def actors_apart(actor_a: frozenset[str] | None, actor_b: frozenset[str] | None, said_a: str, said_b: str) -> bool:
     """Two actors that are different things: different by `relation`, or named with no word in common where neither
-    claim (`said_a` / `said_b`, headings included) says anything of the other's actor ("cars cannot …" / "dogs …":
+    claim (`said_a` / `said_b`, headings included) says anything of the other's actor ("bicycles cannot …" / "cats …":
     a rule for each)."""
     found = relation(actor_a, actor_b)
     if found is Relation.DIFFERENT:

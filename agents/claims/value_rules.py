@@ -168,7 +168,7 @@ AGE_PHRASE_WORDS = frozenset({stem(w) for w in "year years old older over under 
 
 
 def _granted(facts: ClaimFacts, value: Value) -> frozenset[str]:
-    """What a claim says of those of an age: the content words after the age in its clause ("are exempt")."""
+    """What a claim says of those of an age: the content words after the age in its clause ("go free")."""
     return content_stems(HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]) - AGE_PHRASE_WORDS
 
 
@@ -201,7 +201,7 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float, *, head
         def subject(x: Value, y: Value) -> bool:
             if kind == AGE:
                 # An age limit is said of whoever is admitted (audiences are compared as scope), but only limits
-                # for one thing conflict: "children under 5 are exempt" / "children under 12 pay half" are two rules.
+                # for one thing conflict: "pupils under 4 go free" / "pupils under 13 pay the junior rate" are two rules.
                 return not _granted_apart(a, x, b, y)
             if subject_relation(a, x, b, y) is Relation.DIFFERENT or _values_named_apart(a, x, b, y, names):
                 return False
@@ -334,8 +334,8 @@ def subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relati
 
 
 def _page_of_the_narrower_case(a: ClaimFacts, subject_a: frozenset[str], b: ClaimFacts, subject_b: frozenset[str]) -> bool:
-    """The narrower subject's own words are what its heading is about, and not the other's ("every accessibility
-    complaint … within 10 days" under "Accessibility policy" / "we reply within 2 days" under "Contact us"): a page
+    """The narrower subject's own words are what its heading is about, and not the other's ("every billing
+    dispute … within 15 days" under "Billing disputes policy" / "we answer within 3 days" under "Get in touch"): a page
     about that case, whose figure is the case's own, not a second figure for the general one."""
     narrow, wide, narrow_subject, wide_subject = (a, b, subject_a, subject_b) if subject_a > subject_b else (b, a, subject_b, subject_a)
     extra = narrow_subject - wide_subject

@@ -39,11 +39,10 @@ def test_an_action_denied_to_some_and_done_by_others_is_no_denial():
 
     from .support import claim
 
-    denied, denied_scope = claim("Our Oakhaven launch carries passengers only, so bicycles and scooters cannot travel to "
-                                 "Oakhaven.", title="Can I bring my bicycle to Oakhaven?")
-    others, others_scope = claim("On the Oakhaven launch, cats travel to Oakhaven with their owners in the rear seating "
-                                 "area.", title="Travelling with animals")
+    denied, denied_scope = claim("Our Oakhaven launch takes foot passengers only, so bicycles and scooters cannot board it.",
+                                 title="Can I bring my bicycle to Oakhaven?")
+    others, others_scope = claim("Cats may board the Oakhaven launch in a closed basket.", title="Animals on board")
     assert compare_claims(denied, others, similarity=0.6, scope_a=denied_scope, scope_b=others_scope) is None
     # The same actors on both sides: a denial.
-    same, same_scope = claim("Bicycles and scooters can travel to Oakhaven on the launch.", title="Bicycles on board")
+    same, same_scope = claim("On the Oakhaven launch, bicycles and scooters can board for free.", title="Bicycles on board")
     assert compare_claims(denied, same, similarity=0.6, scope_a=denied_scope, scope_b=same_scope) is not None

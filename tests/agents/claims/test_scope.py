@@ -173,8 +173,8 @@ def test_two_pages_headed_by_different_named_things_do_not_conflict_though_they_
     lines = [
         _page("kb-1", "Quernby – Oakhaven", "The crossing from Quernby to Oakhaven takes 40 minutes on our fast boat "
                                               "Oakhaven Arrow."),
-        _page("kb-2", "Quernby – Stoneleigh", "The crossing from Quernby takes 2 hours 10 minutes on the Stoneleigh "
-                                                "Rambler, a car ferry with a café."),
+        _page("kb-2", "Quernby – Stoneleigh", "The crossing from Quernby lasts 2 hours 10 minutes on the Stoneleigh "
+                                              "Rambler, which carries cars."),
         _page("kb-3", "Paying on board", "Tickets can be bought from the crew with a bank card."),
     ]
     assert detect_claim_conflicts(articles=lines, now=NOW, vectors=vectors).findings == []

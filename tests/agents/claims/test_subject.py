@@ -91,8 +91,8 @@ def test_a_value_said_of_what_a_pronoun_does(text, value, expected):
 
 
 @pytest.mark.parametrize("text, verb, expected", [
-    ("Our launch is small, so bicycles and scooters cannot travel to the island.", "travel", {"bicycl", "scooter"}),
-    ("On the island launch, cats travel in a basket.", "travel", {"cat"}),
+    ("Our launch is small, so bicycles and scooters cannot board it.", "board", {"bicycl", "scooter"}),
+    ("On the evening launch, cats board in a basket.", "board", {"cat"}),
     ("We cannot refund day tickets.", "refund", None),  # a pronoun names no actor
 ])
 def test_the_actor_of_a_verb_is_the_noun_phrase_right_before_it(text, verb, expected):

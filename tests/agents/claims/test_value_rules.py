@@ -97,12 +97,12 @@ def test_age_limits_for_different_things_do_not_conflict():
     from agents.claims import REPORT_MIN_CONFIDENCE
     from agents.claims.compare import compare_claims
 
-    exempt, exempt_scope = _claim("Children under 4 are exempt.", title="What is the harbour fee?")
-    fare, fare_scope = _claim("Children under 14 pay the junior fare instead.", title="Is there a discount for pupils?")
+    exempt, exempt_scope = _claim("Pupils under 4 go free of the harbour charge.", title="What is the harbour charge?")
+    fare, fare_scope = _claim("Pupils under 13 pay the junior rate on weekdays.", title="Is there a discount for pupils?")
     hit = compare_claims(exempt, fare, similarity=0.6, scope_a=exempt_scope, scope_b=fare_scope)
     assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
     # Limits for one thing still conflict, however the age is said.
-    other, other_scope = _claim("Children under 6 are exempt.", title="Harbour fee")
+    other, other_scope = _claim("Pupils under 6 go free of the harbour charge.", title="Harbour charge")
     hit = compare_claims(exempt, other, similarity=0.6, scope_a=exempt_scope, scope_b=other_scope)
     assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
 
