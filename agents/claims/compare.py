@@ -21,7 +21,7 @@ from .places import (
     two_places,
     widened_channels,
 )
-from .scope import Scope, scopes_differ, scopes_uneven
+from .scope import Scope, pages_named_apart, scopes_differ, scopes_uneven
 from .subject import Relation, relation, statement_subject
 from .value_rules import (
     TAX_UNSAID_DAMPING,
@@ -65,6 +65,8 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)
     if places is not None:  # one thing kept in two named places: the names are what differs, not a scope
         return Contradiction("procedure", PLACE_STRENGTH, *places, a, b)
+    if pages_named_apart(scope_a, scope_b, f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"):
+        return None
     if scopes_differ(scope_a, scope_b):
         return tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
     damping = 1.0

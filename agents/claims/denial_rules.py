@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 
-from .analysis import RELATED_STEM_MIN_PREFIX, ClaimFacts, content_stems, shared_stems
+from .analysis import RELATED_STEM_MIN_PREFIX, ClaimFacts, content_stems, shared_stems, stem
 from .contradiction import AlignedPair, Finding
 from .stance import CHANNEL_RES, PERMISSION_RE
-from .subject import Relation, relation, statement_subject
+from .subject import Relation, actor_before, actors_apart, relation, statement_subject
 from .value_rules import name_stems
 from .values import (
     MONEY,
@@ -125,6 +125,8 @@ def denial_finding(p: AlignedPair) -> Finding | None:
         close_denial = bool(shared - CHANNEL_WORDS) or bool(shared) and one_action(a, b)
         opposite = (len(shared | (negative.denied_of & positive.content)) >= 2 or bool(shared & negative.denied_heads)
                     or close_denial and similarity >= POLARITY_CLOSE_SIMILARITY)
+    if opposite and a.negative != b.negative and _denied_of_other_actors(a, b):
+        opposite = False  # "bicycles cannot board" / "cats board in a basket": each rule is of its own actor
     if opposite and agreeing_prices(a, b):
         opposite = False  # "free of charge" / "we don't charge": one price said two ways
     if opposite and a.negative != b.negative and shared_threshold(a, b):
@@ -145,6 +147,22 @@ def denial_finding(p: AlignedPair) -> Finding | None:
         shared_words = (negative.denied | negative.denied_of) & positive.content
         strength = max(strength, DENIAL_BASE_STRENGTH + DENIAL_WORD_STRENGTH * len(shared_words))
     return ctype, min(1.0, strength), a.claim.text, b.claim.text
+
+
+def _word_position(text: str, stems: frozenset[str]) -> int | None:
+    match = next((m for m in re.finditer(r"[A-Za-z][A-Za-z'\-]*", text) if stem(m.group()) in stems), None)
+    return match.start() if match else None
+
+
+def _denied_of_other_actors(a: ClaimFacts, b: ClaimFacts) -> bool:
+    """The verb one claim denies and the other affirms is done by different actors in each."""
+    negative, positive = (a, b) if a.negative else (b, a)
+    shared = negative.denied & positive.content
+    at_negative, at_positive = _word_position(negative.claim.text, shared), _word_position(positive.claim.text, shared)
+    if at_negative is None or at_positive is None:
+        return False
+    return actors_apart(actor_before(negative.claim.text, at_negative), actor_before(positive.claim.text, at_positive),
+                        f"{negative.claim.context} {negative.claim.text}", f"{positive.claim.context} {positive.claim.text}")
 
 
 def crossed_channel_finding(p: AlignedPair) -> Finding | None:

@@ -213,6 +213,7 @@ class Scope:
     trip: frozenset[str] = frozenset()  # "one way" / "return": what a fare is for
     days_closed: frozenset[str] = frozenset()
     years: frozenset[str] = frozenset()  # the years or seasons a claim or its heading is said for ("2030/31")
+    heading_names: frozenset[str] = frozenset()  # the set's known names in the claim's heading: what its page is about
 
 
 @functools.lru_cache(maxsize=16384)
@@ -257,12 +258,14 @@ def claim_scope(text: str, context: str, *, known_names: frozenset[str], dates: 
     # members …") scopes it only when nothing else names a scope. Only the set's known names count.
     names = (_categories(text, False)[4] & known_names or _categories(context, True)[4] & known_names
              or (proper_names(text[:text.find(" ")], first_words=True) & known_names if " " in text else frozenset()))
-    return _claim_scope(text, context, tuple(dates), tuple(context_dates), tuple(calendar_days), now, page, names)
+    return _claim_scope(text, context, tuple(dates), tuple(context_dates), tuple(calendar_days), now, page, names,
+                        _categories(context, True)[4] & known_names)
 
 
 @functools.lru_cache(maxsize=32768)
 def _claim_scope(text: str, context: str, dates: tuple[dt.date, ...], context_dates: tuple[dt.date, ...],
-                 calendar_days: tuple[str, ...], now: dt.date, page: PageScope, names: frozenset[str]) -> Scope:
+                 calendar_days: tuple[str, ...], now: dt.date, page: PageScope, names: frozenset[str],
+                 heading_names: frozenset[str] = frozenset()) -> Scope:
     """claim_scope once its names are chosen. Cached: a claim is scoped again in every set that retrieves it,
     and only its names depend on the set."""
     own = _categories(text, False)
@@ -277,7 +280,7 @@ def _claim_scope(text: str, context: str, dates: tuple[dt.date, ...], context_da
     future = [d for d in dates if d > now] if FROM_DATE_RE.search(text) else []
     if not future and FROM_DATE_RE.search(context):  # "Price changes from 1 April" heads the whole page
         future = [d for d in context_dates if d > now]
-    return Scope(audience=own[0], days=days, periods=periods, tiers=tiers, names=names,
+    return Scope(audience=own[0], days=days, periods=periods, tiers=tiers, names=names, heading_names=heading_names,
                  past=bool(PAST_RE.search(text)) or bool(PAST_TENSE_RE.search(text) and (
                      PAST_WHEN_RE.search(text) or any(d < now for d in dates))),
                  future_from=min(future) if future else None,
@@ -326,3 +329,16 @@ def scopes_uneven(a: Scope, b: Scope) -> bool:
     """One claim is qualified where the other is not: a likelier rule-and-special-case than a conflict."""
     return any(bool(x) != bool(y) for x, y in ((a.audience, b.audience), (a.days, b.days), (a.periods, b.periods),
                                                 (a.tiers, b.tiers), (a.names, b.names)))
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+def pages_named_apart(a: Scope, b: Scope, said_a: str, said_b: str) -> bool:
+    """Each claim's heading names a thing (a route, a branch, a product) that the other claim, its heading included,
+    never mentions: two pages about two named things, even when their headings share a name ("Elm Quay – Harbour"
+    and "Elm Quay – North Point" are two routes). `said_a` / `said_b`: each claim with its heading."""
+    only_a, only_b = a.heading_names - b.heading_names, b.heading_names - a.heading_names
+    return (bool(only_a) and bool(only_b) and not any(_mentions(said_b, name) for name in only_a)
+            and not any(_mentions(said_a, name) for name in only_b))

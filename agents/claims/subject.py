@@ -129,7 +129,11 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
         named = None if elliptical else _short_phrase(between)
         return named or _noun_phrase(label)  # "One-off charges: installation €79": the words at the value
     end = SUBJECT_END_RE.search(clause)
-    if end is None or not clause[:end.start()].strip():
+    if end is None:
+        # "We answer within 3 days": a pronoun acting with a verb not listed above; what it does is what the value is of.
+        acting = PRONOUN_ACTS_RE.match(clause)
+        return _acted_on(WORD_RE.findall(acting.group(1))) if acting else None
+    if not clause[:end.start()].strip():
         return None
     phrase = clause[:end.start()]
     if LABEL_END_RE.match(end.group()):
@@ -145,16 +149,25 @@ def _clause_subject(text: str, position: int, *, elliptical: bool = False) -> fr
     words = _head_phrase(words)
     if not _stems(words) and not PAYER_VERB_RE.fullmatch(end.group()):
         # "You can cancel a gold pass up to 2 hours before": a pronoun acts; what it acts on is the subject.
-        verb, *acted_on = [w for w in WORD_RE.findall(clause[end.end():]) if w.lower() not in AUXILIARIES] or [""]
-        if acted_on and acted_on[0].lower() in PREPOSITIONS:
-            # "You can switch to the annual plan at no charge": what is free is the switch, not the plan.
-            return _stems([verb] + _head_phrase(acted_on)) or None
-        return _stems(_head_phrase(acted_on)) or None
+        return _acted_on(WORD_RE.findall(clause[end.end():]))
     if PAYER_VERB_RE.fullmatch(end.group()):
         # "Adults pay £12 for a day ticket": who pays, and for what, which follows the value.
         rest = text[position:].split(" ", 1)[1] if " " in text[position:] else ""
         words += _head_phrase(WORD_RE.findall(re.split(r"[,.;:()]", rest, maxsplit=1)[0]), leading=True)
     return _stems(words) or None
+
+
+PRONOUN_ACTS_RE = re.compile(r"\s*(?:we|you|they)\s+(.*)", re.I | re.S)
+
+
+def _acted_on(words: list[str]) -> frozenset[str] | None:
+    """What a pronoun acts on, from the words after it (its verb first): the verb's object ("cancel a gold pass" is
+    said of gold passes), or the verb and its preposition's object ("switch to the annual plan", "answer within")."""
+    verb, *acted_on = [w for w in words if w.lower() not in AUXILIARIES] or [""]
+    if acted_on and acted_on[0].lower() in PREPOSITIONS:
+        # "You can switch to the annual plan at no charge": what is free is the switch, not the plan.
+        return _stems([verb] + _head_phrase(acted_on)) or None
+    return _stems(_head_phrase(acted_on)) or None
 
 
 def _head_phrase(words: list[str], *, leading: bool = False) -> list[str]:
@@ -247,3 +260,35 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     if only_a or only_b:
         return Relation.NARROWER
     return Relation.SAME
+
+
+NEGATION_WORDS = frozenset("""not never no cannot can't won't don't doesn't didn't isn't aren't mustn't shouldn't
+couldn't""".split())
+
+
+def actor_before(text: str, position: int) -> frozenset[str] | None:
+    """Stems of who or what does the verb at text[position], named right before it in its clause ("bicycles and
+    scooters cannot board", "on the evening launch, cats board"): None when a pronoun or nothing names it, or another verb
+    stands between (then the words before it are no noun phrase)."""
+    breaks = list(CLAUSE_BREAK_RE.finditer(text, 0, position))
+    clause = text[breaks[-1].end() if breaks else 0:position]
+    if ADVERBIAL_OPENING_RE.match(clause) and ", " in clause:
+        clause = clause.rsplit(", ", 1)[1]  # "On the evening launch, cats board": the actor follows the opening
+    words = WORD_RE.findall(clause)
+    while words and (words[-1].lower() in AUXILIARIES or words[-1].lower() in NEGATION_WORDS):
+        words.pop()
+    phrase = " ".join(words)
+    if not words or len(words) > MAX_SUBJECT_WORDS or SUBJECT_END_RE.search(phrase) or ADVERBIAL_OPENING_RE.match(phrase):
+        return None
+    return _stems(_head_phrase(words)) or None
+
+
+def actors_apart(actor_a: frozenset[str] | None, actor_b: frozenset[str] | None, said_a: str, said_b: str) -> bool:
+    """Two actors that are different things: different by `relation`, or named with no word in common where neither
+    claim (`said_a` / `said_b`, headings included) says anything of the other's actor ("bicycles cannot …" / "cats …":
+    a rule for each)."""
+    found = relation(actor_a, actor_b)
+    if found is Relation.DIFFERENT:
+        return True
+    return (found is Relation.UNKNOWN and bool(actor_a) and bool(actor_b)
+            and not actor_a & phrase_stems(said_b) and not actor_b & phrase_stems(said_a))

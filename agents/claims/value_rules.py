@@ -163,15 +163,31 @@ def unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, s
     return None
 
 
+# Words that finish saying an age ("18 years old", "16 or over"), not what those of that age get.
+AGE_PHRASE_WORDS = frozenset({stem(w) for w in "year years old older over under younger above below plus upwards aged".split()})
+
+
+def _granted(facts: ClaimFacts, value: Value) -> frozenset[str]:
+    """What a claim says of those of an age: the content words after the age in its clause ("go free")."""
+    return content_stems(HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]) - AGE_PHRASE_WORDS
+
+
+def _granted_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
+    """Both claims say what those of their age get, in words with nothing in common."""
+    granted_x, granted_y = _granted(a, x), _granted(b, y)
+    return bool(granted_x) and bool(granted_y) and not shared_stems(granted_x, granted_y)
+
+
 def _named_same_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
     return bool(_head(a, x) & _head(b, y))
 
 
-def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
-                         *, heads_must_match: bool = False) -> tuple[str, float, str, str] | None:
+def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float, *, heads_must_match: bool = False,
+                         names: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+                         ) -> tuple[str, float, str, str] | None:
     """Values of one kind that cannot both hold. With `heads_must_match` (loosely aligned claims) only
     values whose neighbouring words name the same thing count ("within 48 hours of delivery" /
-    "within 3 days of your delivery")."""
+    "within 3 days of your delivery"). `names`: the set's known names each claim uses (its scope's)."""
     best = None if heads_must_match else unlimited_contradiction(a, b)
     for kind in sorted({v.kind for v in a.values} & {v.kind for v in b.values}):
         if kind == CLOCK and calendar_day(a) != calendar_day(b):
@@ -184,8 +200,10 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
         theirs = [v for v in b.values if v.kind == kind]
         def subject(x: Value, y: Value) -> bool:
             if kind == AGE:
-                return True  # an age limit is said of whoever is admitted: audiences are compared as scope
-            if subject_relation(a, x, b, y) is Relation.DIFFERENT:
+                # An age limit is said of whoever is admitted (audiences are compared as scope), but only limits
+                # for one thing conflict: "pupils under 4 go free" / "pupils under 13 pay the junior rate" are two rules.
+                return not _granted_apart(a, x, b, y)
+            if subject_relation(a, x, b, y) is Relation.DIFFERENT or _values_named_apart(a, x, b, y, names):
                 return False
             if kind == CLOCK and _value_days(a, x) and _value_days(b, y) and not _value_days(a, x) & _value_days(b, y):
                 return False  # "weekdays 09:00-16:00 and all day at weekends" / "Saturday: 08:00-20:00"
@@ -237,6 +255,32 @@ def value_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
     return best
 
 
+def _segment_span(facts: ClaimFacts, value: Value) -> tuple[int, int]:
+    """Where the stretch of the claim that holds the value starts and ends: its clause, or its item of a list."""
+    text = facts.claim.text
+    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
+    end = VALUE_SEGMENT_RE.search(text, value.end)
+    return starts[-1] if starts else 0, end.start() if end else len(text)
+
+
+def _segment(facts: ClaimFacts, value: Value) -> str:
+    start, end = _segment_span(facts, value)
+    return facts.claim.text[start:end]
+
+
+def _values_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value,
+                        names: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Each value's own stretch names a thing (a place, a vessel, a branch) that the other claim, heading included,
+    never mentions ("40 minutes to North Point, 25 to Elm Quay" / "the crossing to Harbour takes 2 hours on the
+    Seabird"): two values of two things. One side naming a thing the other does not is a page about it against a
+    general one, still compared."""
+    named_x = proper_names(_segment(a, x)) & names[0]
+    named_y = proper_names(_segment(b, y)) & names[1]
+    said_a, said_b = f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"
+    return (any(not re.search(rf"\b{re.escape(n)}\b", said_b) for n in named_x)
+            and any(not re.search(rf"\b{re.escape(n)}\b", said_a) for n in named_y))
+
+
 def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
     return _value_days(facts, value) or days_in(facts.claim.text)
 
@@ -261,9 +305,7 @@ VALUE_SEGMENT_RE = re.compile(r"[;,]|\band\b|\bbut\b")
 def _value_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
     """The days named in the stretch of the claim that holds the value (its clause, or a label before it)."""
     text = facts.claim.text
-    starts = [m.end() for m in VALUE_SEGMENT_RE.finditer(text, 0, value.start)]
-    end = VALUE_SEGMENT_RE.search(text, value.end)
-    segment_start, segment_end = starts[-1] if starts else 0, end.start() if end else len(text)
+    segment_start, segment_end = _segment_span(facts, value)
     # "Open seven days a week: Monday to Saturday from 10 am": the days after the last colon are the value's own.
     label_end = text.rfind(":", segment_start, value.start)
     if label_end >= 0 and days_in(text[label_end + 1:segment_end]):
@@ -281,12 +323,23 @@ def subject_relation(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> Relati
     if found is Relation.NARROWER and relation(value_subject(a, x, as_said=True), value_subject(b, y, as_said=True)) is Relation.SAME:
         # "the shuttle" on a page titled "Hotel shuttle" and "our shuttle" elsewhere: only the title made one narrower.
         found = Relation.SAME
+    if found is Relation.NARROWER and _page_of_the_narrower_case(a, subject_a, b, subject_b):
+        return Relation.DIFFERENT
     if found is Relation.SAME and len(subject_a) == 1:
         # "The card costs €12" / "The card is free": a bare noun is the one its article's title names.
         title_a, title_b = (phrase_stems(f.claim.context.split(" \u2014 ", 1)[0]) for f in (a, b))
         if subject_a <= title_a and subject_a <= title_b and relation(title_a, title_b) is Relation.DIFFERENT:
             return Relation.DIFFERENT
     return found
+
+
+def _page_of_the_narrower_case(a: ClaimFacts, subject_a: frozenset[str], b: ClaimFacts, subject_b: frozenset[str]) -> bool:
+    """The narrower subject's own words are what its heading is about, and not the other's ("every billing
+    dispute … within 15 days" under "Billing disputes policy" / "we answer within 3 days" under "Get in touch"): a page
+    about that case, whose figure is the case's own, not a second figure for the general one."""
+    narrow, wide, narrow_subject, wide_subject = (a, b, subject_a, subject_b) if subject_a > subject_b else (b, a, subject_b, subject_a)
+    extra = narrow_subject - wide_subject
+    return (bool(phrase_stems(narrow.claim.context) & extra) and not phrase_stems(wide.claim.context) & extra)
 
 
 def _named_in(words: frozenset[str], facts: ClaimFacts) -> bool:
@@ -387,7 +440,7 @@ def value_finding(p: AlignedPair) -> Finding | None:
             aligned_for_values = True
     if not (aligned_for_values or loose_values):
         return None
-    hit = value_contradiction(a, b, similarity, heads_must_match=loose_values)
+    hit = value_contradiction(a, b, similarity, heads_must_match=loose_values, names=(p.scope_a.names, p.scope_b.names))
     if hit is None:
         return None
     kind, strength, said_a, said_b = hit

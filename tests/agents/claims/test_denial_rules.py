@@ -31,3 +31,18 @@ def test_one_denied_word_counts_when_both_statements_are_about_the_same_thing():
     other_subject = claim("Parking permits can be refunded up to a day before you travel.")
     assert denies_what_other_affirms(denied, same_subject, 0.5)
     assert not denies_what_other_affirms(denied, other_subject, 0.5)
+
+
+
+def test_an_action_denied_to_some_and_done_by_others_is_no_denial():
+    from agents.claims.compare import compare_claims
+
+    from .support import claim
+
+    denied, denied_scope = claim("Our Oakhaven launch takes foot passengers only, so bicycles and scooters cannot board it.",
+                                 title="Can I bring my bicycle to Oakhaven?")
+    others, others_scope = claim("Cats may board the Oakhaven launch in a closed basket.", title="Animals on board")
+    assert compare_claims(denied, others, similarity=0.6, scope_a=denied_scope, scope_b=others_scope) is None
+    # The same actors on both sides: a denial.
+    same, same_scope = claim("On the Oakhaven launch, bicycles and scooters can board for free.", title="Bicycles on board")
+    assert compare_claims(denied, same, similarity=0.6, scope_a=denied_scope, scope_b=same_scope) is not None

@@ -155,3 +155,42 @@ def test_a_claims_scope_takes_what_it_leaves_open_from_its_heading():
     unknown = claim_scope("Bikes are hired at Wrenfield.", "Hire", known_names=frozenset(), dates=[],
                           context_dates=[], calendar_days=[], now=NOW)
     assert named.names == {"Wrenfield"} and unknown.names == frozenset()  # only the knowledge base's own names scope
+
+
+def _page(ref: str, title: str, body: str):
+    import datetime as dt
+
+    from agents.types import ArticleText
+
+    return ArticleText(ref=ref, title=title, body=body, updated_at=dt.date(2026, 3, 1))
+
+
+def test_two_pages_headed_by_different_named_things_do_not_conflict_though_they_share_a_name(vectors):
+    from .support import NOW, detect_claim_conflicts
+
+    # Two crossings from one port: the headings share the stop's name and each names its own end, which the other
+    # page never mentions. (A third page keeps the shared name from reading as the business's own.)
+    lines = [
+        _page("kb-1", "Quernby – Oakhaven", "The crossing from Quernby to Oakhaven takes 40 minutes on our fast boat "
+                                              "Oakhaven Arrow."),
+        _page("kb-2", "Quernby – Stoneleigh", "The crossing from Quernby lasts 2 hours 10 minutes on the Stoneleigh "
+                                              "Rambler, which carries cars."),
+        _page("kb-3", "Paying on board", "Tickets can be bought from the crew with a bank card."),
+    ]
+    assert detect_claim_conflicts(articles=lines, now=NOW, vectors=vectors).findings == []
+
+
+def test_pages_named_apart_needs_a_name_of_its_own_on_each_side_that_the_other_never_mentions():
+    from agents.claims.scope import Scope, pages_named_apart
+
+    def scope(*names):
+        return Scope(audience=frozenset(), days=frozenset(), periods=frozenset(), tiers=frozenset(), names=frozenset(),
+                     past=False, future_from=None, has_exception=False, restricts=False, heading_names=frozenset(names))
+
+    oakhaven, stoneleigh = scope("Quernby", "Oakhaven"), scope("Quernby", "Stoneleigh")
+    assert pages_named_apart(oakhaven, stoneleigh, "Quernby – Oakhaven: 40 minutes", "Quernby – Stoneleigh: 2 hours")
+    # The other claim mentions the name: one thing, said on two pages.
+    assert not pages_named_apart(oakhaven, stoneleigh, "Quernby – Oakhaven: 40 minutes",
+                                 "Quernby – Stoneleigh: 2 hours, or 50 minutes to Oakhaven")
+    # Only one heading names a thing of its own: a page about it against a general page.
+    assert not pages_named_apart(oakhaven, scope("Quernby"), "Quernby – Oakhaven: 40 minutes", "Quernby: 1 hour")

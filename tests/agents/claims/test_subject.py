@@ -78,3 +78,24 @@ def test_a_statements_subject_is_its_noun_phrase_before_a_verb():
     assert statement_subject("Night bus: 23:00") is None  # a label, not a statement
     assert statement_subject("Since May the night bus leaves at 23:00.") is None  # an adverbial opens it
     assert label_subject("Night bus (90 minutes)") == {"night", "bus"}  # what is in brackets is no subject
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    # A pronoun acting with a verb the subject grammar does not list: what it does is what the value is of.
+    ("We respond within 3 working days.", "3 working", {"respond"}),
+    ("We check every billing dispute and respond within 15 working days.", "15 working", {"bill", "disput", "respond"}),
+])
+def test_a_value_said_of_what_a_pronoun_does(text, value, expected):
+    assert at(text, value) == frozenset(expected)
+    assert relation(at("We respond within 3 working days.", "3 working"), at(text, value)) in (Relation.SAME, Relation.NARROWER)
+
+
+@pytest.mark.parametrize("text, verb, expected", [
+    ("Our launch is small, so bicycles and scooters cannot board it.", "board", {"bicycl", "scooter"}),
+    ("On the evening launch, cats board in a basket.", "board", {"cat"}),
+    ("We cannot refund day tickets.", "refund", None),  # a pronoun names no actor
+])
+def test_the_actor_of_a_verb_is_the_noun_phrase_right_before_it(text, verb, expected):
+    from agents.claims.subject import actor_before
+
+    assert actor_before(text, text.index(verb)) == (frozenset(expected) if expected else None)

@@ -91,3 +91,59 @@ def test_a_noun_made_narrower_only_by_its_own_pages_title_is_the_same_thing():
     assert subject_relation(free, free.values[0], priced, priced.values[0]) is Relation.SAME
     # Words the sentence itself says still make it narrower.
     assert subject_relation(priced, priced.values[0], named, named.values[0]) is not Relation.SAME
+
+
+def test_age_limits_for_different_things_do_not_conflict():
+    from agents.claims import REPORT_MIN_CONFIDENCE
+    from agents.claims.compare import compare_claims
+
+    exempt, exempt_scope = _claim("Pupils under 4 go free of the harbour charge.", title="What is the harbour charge?")
+    fare, fare_scope = _claim("Pupils under 13 pay the junior rate on weekdays.", title="Is there a discount for pupils?")
+    hit = compare_claims(exempt, fare, similarity=0.6, scope_a=exempt_scope, scope_b=fare_scope)
+    assert hit is None or hit.confidence < REPORT_MIN_CONFIDENCE
+    # Limits for one thing still conflict, however the age is said.
+    other, other_scope = _claim("Pupils under 6 go free of the harbour charge.", title="Harbour charge")
+    hit = compare_claims(exempt, other, similarity=0.6, scope_a=exempt_scope, scope_b=other_scope)
+    assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+
+
+def test_a_narrower_case_on_its_own_page_is_another_thing():
+    from agents.claims.value_rules import subject_relation
+
+    def said(text, title):
+        facts, _ = _claim(text, title=title)
+        return facts, facts.values[0]
+
+    general = said("We answer within 3 working days.", "Get in touch")
+    on_its_page = said("We examine every billing dispute and answer within 15 working days.", "Billing disputes policy")
+    elsewhere = said("We examine every billing dispute and answer within 15 working days.", "Service levels")
+    assert subject_relation(*on_its_page, *general) is Relation.DIFFERENT
+    assert subject_relation(*general, *on_its_page) is Relation.DIFFERENT
+    # Under a heading that does not name the case, it stays a narrower case of the general figure.
+    assert subject_relation(*elsewhere, *general) is Relation.NARROWER
+
+
+
+def test_values_whose_own_stretches_name_two_things_are_not_compared():
+    from dataclasses import replace
+
+    from agents.claims.contradiction import AlignedPair
+    from agents.claims.value_rules import value_finding
+
+    def pair_of(a, b, names_a, names_b):
+        (facts_a, scope_a), (facts_b, scope_b) = a, b
+        return AlignedPair(a=facts_a, b=facts_b, similarity=0.65, scope_a=replace(scope_a, names=frozenset(names_a)),
+                           scope_b=replace(scope_b, names=frozenset(names_b)), overlap=0.1, statements_apart=False,
+                           near_copy=None)
+
+    listing = _claim("Roughly 50 minutes from Quernby to Oakhaven, and about 20 minutes to Stoneleigh on the launch.",
+                     title="How long does the crossing take?")
+    listed = {"Quernby", "Oakhaven", "Stoneleigh"}
+    route = _claim("The crossing from Quernby takes 130 minutes on the Farrowby Rambler, a car ferry with a café.",
+                   title="Quernby – Farrowby")
+    # "50 minutes" is Oakhaven's and "20 minutes" Stoneleigh's, which the route page never mentions, and the route
+    # page's own names are not in the list: times of other crossings.
+    assert value_finding(pair_of(listing, route, listed, {"Quernby", "Farrowby", "Rambler"})) is None
+    # A general claim names nothing of its own: the listed times are compared with it.
+    general = _claim("The crossing from Quernby takes 130 minutes.", title="Crossing times")
+    assert value_finding(pair_of(listing, general, listed, {"Quernby"})) is not None
