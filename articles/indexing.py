@@ -96,10 +96,13 @@ def _index_write(planned: list[_Planned], embedded: dict[str, np.ndarray]) -> in
     claim_text_vectors.keep({text: embedded[text] for item in planned for text in item.claims
                              if text not in item.known}, encoder=encoder_identity())
     with transaction.atomic():
+        # An article another transaction holds is being changed (an edit, an import, a source sync), and that
+        # change re-indexes it: it is skipped, not waited for — waiting held the batch's other locks, and an import
+        # locking articles in its file's order could deadlock with it.
         locked = dict(
-            Article.objects.select_for_update()
+            Article.objects.select_for_update(skip_locked=True)
             .filter(pk__in=[item.article.pk for item in planned], status=ArticleStatus.ACTIVE)
-            .order_by("pk")  # one lock order for every writer
+            .order_by("pk")
             .values_list("pk", "current_version_id")
         )
         current = [item for item in planned if locked.get(item.article.pk) == item.article.current_version_id]

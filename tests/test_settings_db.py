@@ -44,3 +44,11 @@ def test_the_configured_database_has_pgvector():
     with connection.cursor() as cursor:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         assert cursor.fetchone() is not None
+
+
+def test_server_side_binding_is_refused_with_a_message_saying_what_to_do():
+    """The open-conflict look-up sends several statements with parameters in one message, which only client-side
+    binding allows (psycopg's extended protocol refuses it)."""
+    wrapper = DatabaseWrapper({**connection.settings_dict, "OPTIONS": {"server_side_binding": True}}, alias="binding")
+    with pytest.raises(ImproperlyConfigured, match="server_side_binding=True is not supported"):
+        wrapper.get_connection_params()

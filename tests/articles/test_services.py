@@ -322,3 +322,34 @@ def test_a_batch_skips_an_article_edited_after_it_was_planned(kb):
     assert Chunk.objects.filter(article=kept).exists()
     # the edit indexes the article itself; this stale batch wrote nothing of its old text
     assert not Chunk.objects.filter(article=edited, text="Paddles are included.").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_skips_an_article_another_transaction_holds_instead_of_waiting(kb):
+    """Whoever holds an article's row lock is changing it and re-indexes it; waiting held the batch's other locks
+    (and could deadlock with an import locking articles in its file's order)."""
+    from django.db import connection
+
+    from articles import indexing
+
+    held = make_article(kb, "raft-a", "Rafts leave at noon.", index=False)
+    free = make_article(kb, "raft-b", "Helmets are provided.", index=False)
+    planned = indexing._index_plan([held.pk, free.pk])
+    vectors = indexing._index_embed(indexing._index_texts(planned))
+    other = connection.get_new_connection(connection.get_connection_params())
+    try:
+        other.execute("BEGIN")
+        other.execute("SELECT 1 FROM articles_article WHERE id = %s FOR UPDATE", [held.pk])
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '3s'")  # the old write waited here, then failed
+        try:
+            indexing._index_write(planned, vectors)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert Chunk.objects.filter(article=free).exists()
+    assert not Chunk.objects.filter(article=held).exists()
+    assert list(stale_articles(knowledge_base=kb).values_list("external_ref", flat=True)) == ["raft-a"]

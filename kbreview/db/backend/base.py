@@ -21,6 +21,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
     _servers_with_vector: set[tuple] = set()
 
     def get_connection_params(self):
+        if (self.settings_dict.get("OPTIONS") or {}).get("server_side_binding"):
+            # Server-side binding sends a statement with parameters through the extended protocol, which refuses
+            # several statements in one message: the open-conflict look-up (conflicts.services.policy) is one such
+            # message, and would fail on every turn.
+            raise ImproperlyConfigured(
+                "DATABASES OPTIONS server_side_binding=True is not supported: remove it (from DATABASE_URL's query "
+                "string too); kbreview needs psycopg's client-side binding")
         pgdata = self.settings_dict.get("EMBEDDED_PGDATA")
         if pgdata:
             socket_dir = embedded_socket_dir(Path(pgdata))
