@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import Error, transaction
 from django.utils import timezone
 from psycopg import pq
 
@@ -151,7 +151,7 @@ def _lookup_rows(*, knowledge_base_id: int, refs: list[str]) -> list[tuple]:
             cursor.nextset()  # past BEGIN (or SAVEPOINT)
             cursor.nextset()  # past set_config's row
             return cursor.fetchall()
-    except DatabaseError:
+    except Error:  # DatabaseError or InterfaceError (a closed connection)
         _lookup_undo(connection, alone=alone)
         raise
 
@@ -174,7 +174,7 @@ def conflict_check(*, knowledge_base: KnowledgeBase, refs: list[str]) -> Conflic
     raises for a database error: the answer is then "unknown" (fail open)."""
     try:
         rows = _lookup_rows(knowledge_base_id=knowledge_base.pk, refs=refs)
-    except DatabaseError as exc:
+    except Error as exc:
         logger.warning("open-conflict look-up failed for %s (%s); answering as under 'off'", knowledge_base.slug, exc)
         return unknown_check()
     policy, caveat, threshold, default_mode = rows[0][:4]

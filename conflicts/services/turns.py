@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -151,6 +151,8 @@ def turn_report(
         try:
             return _turn_write(turn=turn, usages=usages, run=run, decisions=policy_decisions, reply=reply,
                                sent_at=sent_at, repeated=repeated)
+        except OperationalError:
+            raise  # the database is unavailable: the turn cannot be recorded either (the middleware answers 503)
         except DatabaseError:
             logger.exception("turn %r: recording the answer policy's decisions failed; the turn is recorded without "
                              "them", external_id)
@@ -317,6 +319,8 @@ def turn_reply_record(
                 recorded = turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
                 policy_decisions_write(policy_decisions)
             return recorded
+        except OperationalError:
+            raise  # the database is unavailable: the reply cannot be recorded either (the middleware answers 503)
         except DatabaseError:  # fail open; a failure of the reply's own write recurs below and is raised there
             logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
                              "them", turn.pk)

@@ -301,6 +301,7 @@ def test_an_api_turns_decisions_ride_in_its_own_statement(api, kb, fares, settin
     assert decision.turn.external_id == "t-held" and decision.held_back == fares["old"]
 
 
+@pytest.mark.django_db(transaction=True)  # autocommit, as in production: the turn's bare statement, no savepoint
 @pytest.mark.parametrize("reply", [None, "It costs €22. [[web-fares]]"])
 def test_a_failing_decisions_write_never_costs_an_api_turn(api, kb, fares, settings, reply):
     settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
@@ -320,6 +321,28 @@ def test_a_failing_decisions_write_never_costs_an_api_turn(api, kb, fares, setti
     # the same report again is a repeat (200), not a second turn, and still records no decisions
     again = api("post", "/turns", turn_body("t-keep", "web-fares", "faq-fare-old", reply=reply))
     assert again.status_code == 200 and Turn.objects.count() == 1 and not PolicyDecision.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unavailable_database_is_not_retried_without_the_decisions(api, kb, fares, settings):
+    """The database going away while the turn is written: one attempt, the middleware's 503, no retry logged as a
+    failed decisions write (which would double the time of every turn during an outage)."""
+    from django.db import OperationalError
+
+    settings.CONFLICT_LOOKUP_TIMEOUT_MS = 10_000  # as above
+    set_policy(kb, "prefer_suggested")
+    attempts = []
+
+    def gone(execute, sql, params, many, context):
+        if "INSERT INTO" in sql and "conflicts_turn" in sql:
+            attempts.append(sql)
+            raise OperationalError("server closed the connection unexpectedly")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(gone):
+        response = api("post", "/turns", turn_body("t-gone", "web-fares", "faq-fare-old"))
+    assert response.status_code == 503 and len(attempts) == 1
+    assert not Turn.objects.filter(external_id="t-gone").exists()
 
 
 def test_an_api_turns_caveat_decision_reads_the_replys_citations(api, kb, fares):
