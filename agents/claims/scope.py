@@ -331,8 +331,9 @@ def scopes_uneven(a: Scope, b: Scope) -> bool:
                                                 (a.tiers, b.tiers), (a.names, b.names)))
 
 
-def _mentions(text: str, name: str) -> bool:
-    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+def mentions(text: str, name: str) -> bool:
+    """`name` appears in `text` as a whole name (not inside a longer word; a name ending in "." included)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def pages_named_apart(a: Scope, b: Scope, said_a: str, said_b: str) -> bool:
@@ -340,5 +341,5 @@ def pages_named_apart(a: Scope, b: Scope, said_a: str, said_b: str) -> bool:
     never mentions: two pages about two named things, even when their headings share a name ("Elm Quay – Harbour"
     and "Elm Quay – North Point" are two routes). `said_a` / `said_b`: each claim with its heading."""
     only_a, only_b = a.heading_names - b.heading_names, b.heading_names - a.heading_names
-    return (bool(only_a) and bool(only_b) and not any(_mentions(said_b, name) for name in only_a)
-            and not any(_mentions(said_a, name) for name in only_b))
+    return (bool(only_a) and bool(only_b) and not any(mentions(said_b, name) for name in only_a)
+            and not any(mentions(said_a, name) for name in only_b))

@@ -283,6 +283,14 @@ def actor_before(text: str, position: int) -> frozenset[str] | None:
     return _stems(_head_phrase(words)) or None
 
 
+# Words for people: two actors named by them with no word in common may be the same people in other words
+# ("members" / "subscribers", "passengers" / "travellers"), never set apart by their wording alone.
+PEOPLE_STEMS = phrase_stems(
+    "people person customers clients members users guests patients travellers travelers passengers subscribers "
+    "students visitors adults children residents owners holders employees staff drivers riders patrons tenants "
+    "buyers shoppers participants attendees applicants")
+
+
 def actors_apart(actor_a: frozenset[str] | None, actor_b: frozenset[str] | None, said_a: str, said_b: str) -> bool:
     """Two actors that are different things: different by `relation`, or named with no word in common where neither
     claim (`said_a` / `said_b`, headings included) says anything of the other's actor ("bicycles cannot …" / "cats …":
@@ -291,4 +299,5 @@ def actors_apart(actor_a: frozenset[str] | None, actor_b: frozenset[str] | None,
     if found is Relation.DIFFERENT:
         return True
     return (found is Relation.UNKNOWN and bool(actor_a) and bool(actor_b)
+            and not (actor_a & PEOPLE_STEMS and actor_b & PEOPLE_STEMS)  # "patrons" / "tenants": maybe the same people
             and not actor_a & phrase_stems(said_b) and not actor_b & phrase_stems(said_a))

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from .analysis import ClaimFacts, content_stems, shared_stems, stem
 from .contradiction import AlignedPair, Contradiction, Finding
-from .scope import DAYS, Scope, days_in, proper_names, scopes_differ
+from .scope import DAYS, Scope, days_in, mentions, proper_names, scopes_differ
 from .subject import Relation, phrase_stems, relation
 from .values import (
     AGE,
@@ -277,8 +277,8 @@ def _values_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value,
     named_x = proper_names(_segment(a, x)) & names[0]
     named_y = proper_names(_segment(b, y)) & names[1]
     said_a, said_b = f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"
-    return (any(not re.search(rf"\b{re.escape(n)}\b", said_b) for n in named_x)
-            and any(not re.search(rf"\b{re.escape(n)}\b", said_a) for n in named_y))
+    return (any(not mentions(said_b, n) for n in named_x)
+            and any(not mentions(said_a, n) for n in named_y))
 
 
 def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:

@@ -39,10 +39,23 @@ def test_an_action_denied_to_some_and_done_by_others_is_no_denial():
 
     from .support import claim
 
-    denied, denied_scope = claim("Our Oakhaven launch takes foot passengers only, so bicycles and scooters cannot board it.",
-                                 title="Can I bring my bicycle to Oakhaven?")
-    others, others_scope = claim("Cats may board the Oakhaven launch in a closed basket.", title="Animals on board")
+    denied, denied_scope = claim("At the Oakhaven climbing hall, skis and sledges cannot enter the changing rooms.",
+                                 title="Winter gear at Oakhaven")
+    others, others_scope = claim("Guide dogs may enter the Oakhaven changing rooms on a lead.", title="Assistance animals")
     assert compare_claims(denied, others, similarity=0.6, scope_a=denied_scope, scope_b=others_scope) is None
     # The same actors on both sides: a denial.
-    same, same_scope = claim("On the Oakhaven launch, bicycles and scooters can board for free.", title="Bicycles on board")
+    same, same_scope = claim("At the Oakhaven climbing hall, skis and sledges can enter the changing rooms.",
+                             title="Winter gear storage")
     assert compare_claims(denied, same, similarity=0.6, scope_a=denied_scope, scope_b=same_scope) is not None
+
+
+def test_people_named_in_other_words_are_not_set_apart_as_actors():
+    """Two words for people ("patrons" / "tenants") may name the same people: a denial against the other's
+    permission still counts; other kinds of actors with no word in common (gear / animals) are two rules."""
+    from agents.claims.subject import actors_apart, phrase_stems
+
+    patrons, tenants = phrase_stems("patrons"), phrase_stems("tenants")
+    assert patrons and tenants
+    assert not actors_apart(patrons, tenants, "Patrons cannot book the roof deck.", "Tenants can book the roof deck.")
+    assert actors_apart(phrase_stems("skis and sledges"), phrase_stems("guide dogs"),
+                        "Skis and sledges cannot enter.", "Guide dogs may enter.")
