@@ -172,10 +172,27 @@ def _granted(facts: ClaimFacts, value: Value) -> frozenset[str]:
     return content_stems(HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]) - AGE_PHRASE_WORDS
 
 
+# What an age limit grants, where the words say it: nothing to pay, or a price of its own. Two limits granting the
+# same kind are one rule said in other words ("go free" / "ride at no cost"), whatever words they share.
+NOTHING_TO_PAY_RE = re.compile(r"\b(?:free|exempt|complimentary|gratis|no (?:charge|cost|fee|fare)|nothing)\b", re.I)
+A_PRICE_RE = re.compile(r"\b(?:pay|pays|paying|half|reduced|discount(?:ed)?|concession(?:ary)?|junior|rate|fare|price)\b",
+                        re.I)
+
+
+def _granted_kind(facts: ClaimFacts, value: Value) -> str | None:
+    said = HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]
+    if NOTHING_TO_PAY_RE.search(said):
+        return "nothing to pay"
+    return "a price" if A_PRICE_RE.search(said) else None
+
+
 def _granted_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:
-    """Both claims say what those of their age get, in words with nothing in common."""
+    """Both claims say what those of their age get, in words with nothing in common, and not the same kind of thing."""
     granted_x, granted_y = _granted(a, x), _granted(b, y)
-    return bool(granted_x) and bool(granted_y) and not shared_stems(granted_x, granted_y)
+    if not granted_x or not granted_y or shared_stems(granted_x, granted_y):
+        return False
+    kind = _granted_kind(a, x)
+    return kind is None or kind != _granted_kind(b, y)
 
 
 def _named_same_thing(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value) -> bool:

@@ -105,6 +105,10 @@ def test_age_limits_for_different_things_do_not_conflict():
     other, other_scope = _claim("Pupils under 6 go free of the harbour charge.", title="Harbour charge")
     hit = compare_claims(exempt, other, similarity=0.6, scope_a=exempt_scope, scope_b=other_scope)
     assert hit is not None and hit.type == "eligibility" and hit.confidence >= REPORT_MIN_CONFIDENCE
+    # ... and when the same kind of thing is granted in other words.
+    reworded, reworded_scope = _claim("Pupils under 6 cross at no cost.", title="Harbour charge")
+    hit = compare_claims(exempt, reworded, similarity=0.6, scope_a=exempt_scope, scope_b=reworded_scope)
+    assert hit is not None and hit.type == "eligibility"
 
 
 def test_a_narrower_case_on_its_own_page_is_another_thing():
