@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+from dataclasses import replace
 
 import dateparser
 import phonenumbers
@@ -295,7 +296,7 @@ def extract_values(text: str, *, year: int) -> list[Value]:
                 values.append(Value(CLOCK, (minutes,), *match.span(), match.group()))
                 taken.append(match.span())
     values += _phones(text, taken)
-    values += _quantities(text, taken)
+    values += _durations_joined(text, _quantities(text, taken))
     values += [v for v in _free(text) if not _overlaps((v.start, v.end), taken)]
     values += [Value(UNLIMITED, ("*",), *m.span(), m.group()) for m in UNLIMITED_RE.finditer(text)
                if not _overlaps(m.span(), taken)]
@@ -327,6 +328,44 @@ OF_COUNT_RE = re.compile(rf"\b({'|'.join(sorted(COUNTING_WORDS - {'one'}, key=le
 FREQUENCY_RE = re.compile(rf"\b(?:(once|twice)|({NUMBER}|{NUMBER_WORD}) times)\s+(?:a|an|per|each|every)\s+(?:calendar\s+)?"
                           r"(day|week|month|year)\b", re.I)
 OCCASION_UNITS = {"visit", "time", "occasion"}  # counted occasions, whatever the word
+
+
+# One length of time said in parts: "1 hour 35 minutes", "2 hours and 10 minutes", "an hour and a half", "one and a
+# half hours" are each one value (read apart they were two values, an hour, or half an hour).
+DURATION_JOIN_RE = re.compile(r"\s+(?:and\s+)?", re.I)  # no comma: "every 2 hours, 30 minutes after ..."
+AND_A_HALF_AFTER_RE = re.compile(r"\s+and\s+a\s+half\b", re.I)
+WHOLE_AND_BEFORE_RE = re.compile(rf"(?<![\w.])({NUMBER}|{NUMBER_WORD})\s+and\s+$", re.I)
+
+
+def _durations_joined(text: str, values: list[Value]) -> list[Value]:
+    def is_time(value: Value) -> bool:
+        return value.kind == QUANTITY and value.unit == "[time]"
+
+    def per_unit(value: Value) -> float | None:
+        unit = _unit_of(value.text.split()[-1])
+        return unit[1] if unit else None
+
+    joined: list[Value] = []
+    for value in sorted(values, key=lambda v: v.start):
+        unit_seconds = per_unit(value) if is_time(value) else None
+        if unit_seconds and value.text.lower().startswith("a half"):
+            whole = WHOLE_AND_BEFORE_RE.search(text[:value.start])
+            number = _number(whole.group(1)) if whole else None
+            if number is not None:  # "one and a half hours"
+                value = replace(value, start=whole.start(), text=text[whole.start():value.end],
+                                key=(value.key[0], round((number + 0.5) * unit_seconds, 6), value.key[2]))
+        half = AND_A_HALF_AFTER_RE.match(text, value.end) if unit_seconds else None
+        if half:  # "an hour and a half"
+            value = replace(value, end=half.end(), text=text[value.start:half.end()],
+                            key=(value.key[0], round(value.key[1] + unit_seconds / 2, 6), value.key[2]))
+        before = joined[-1] if joined else None
+        if (before is not None and is_time(before) and is_time(value) and before.key[1] > value.key[1]
+                and DURATION_JOIN_RE.fullmatch(text[before.end:value.start])):
+            joined[-1] = replace(before, end=value.end, text=text[before.start:value.end],
+                                 key=(before.key[0], round(before.key[1] + value.key[1], 6), value.key[2]))
+            continue
+        joined.append(value)
+    return joined
 
 
 def _quantities(text: str, taken: list[tuple[int, int]]) -> list[Value]:

@@ -102,3 +102,19 @@ def test_an_age_said_of_you_or_of_who_is_admitted(text, age):
 
 def test_a_time_after_are_over_is_no_age():
     assert [v for v in extract_values("If you are over 30 minutes late we cancel.", year=2026) if v.kind == AGE] == []
+
+
+@pytest.mark.parametrize("text, said, seconds", [
+    ("The ferry to the lighthouse takes one and a half hours.", "one and a half hours", 5400),
+    ("The guided walk lasts 1 hour 35 minutes.", "1 hour 35 minutes", 5700),
+    ("The kayak tour runs just over an hour and a half.", "an hour and a half", 5400),
+    ("A full service takes 2 hours and 10 minutes.", "2 hours and 10 minutes", 7800),
+])
+def test_a_length_of_time_said_in_parts_is_one_value(text, said, seconds):
+    [duration] = [v for v in extract_values(text, year=2026) if v.unit == "[time]"]
+    assert (duration.text, duration.key[1]) == (said, seconds)
+
+
+def test_two_lengths_of_time_apart_by_a_comma_stay_two():
+    text = "Shuttles run every 2 hours, 30 minutes after the first tram."
+    assert [v.key[1] for v in extract_values(text, year=2026) if v.unit == "[time]"] == [7200, 1800]
