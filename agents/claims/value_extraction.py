@@ -27,6 +27,7 @@ from .values import (
     EMAIL,
     EMAIL_RE,
     FUNCTION_WORDS,
+    HEDGE_BEFORE_RE,
     HOUR_WORDS,
     MINIMUM_AGE_RE,
     MINOR_UNIT_RE,
@@ -296,7 +297,8 @@ def extract_values(text: str, *, year: int) -> list[Value]:
                 values.append(Value(CLOCK, (minutes,), *match.span(), match.group()))
                 taken.append(match.span())
     values += _phones(text, taken)
-    values += _durations_joined(text, _quantities(text, taken))
+    values += [replace(v, approximate=True) if v.kind == QUANTITY and HEDGE_BEFORE_RE.search(text[:v.start]) else v
+               for v in _durations_joined(text, _quantities(text, taken))]
     values += [v for v in _free(text) if not _overlaps((v.start, v.end), taken)]
     values += [Value(UNLIMITED, ("*",), *m.span(), m.group()) for m in UNLIMITED_RE.finditer(text)
                if not _overlaps(m.span(), taken)]

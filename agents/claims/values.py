@@ -110,6 +110,14 @@ class Value:
     text: str
     unit: str = ""  # what is counted or measured ("bag", "[time]", "EUR")
     role: str = "amount"  # amount | threshold (a condition: "orders over €50") | min | max (ages)
+    approximate: bool = False  # said with a hedge ("about 40 minutes", "just over an hour and a half")
+
+
+# A quantity said with one of these just before it is an estimate, equal to another within APPROXIMATE_TOLERANCE.
+HEDGE_BEFORE_RE = re.compile(r"\b(?:about|around|roughly|approximately|approx\.|nearly|almost|some|circa|"
+                             r"(?:just|a little|slightly) (?:over|under|more than|less than))\s*$", re.I)
+APPROXIMATE_TOLERANCE = 0.1
+EXACT_TOLERANCE = 0.025  # rounding between units (1 month ~ 30 days)
 
 
 def _number(text: str) -> float | None:
@@ -164,12 +172,14 @@ def _singular(word: str) -> str:
 
 
 def equal_values(a: Value, b: Value) -> bool:
-    """The same value in any format: keys match, or quantities within rounding (1 month ~ 30 days)."""
+    """The same value in any format: keys match, or quantities within rounding (1 month ~ 30 days), or within
+    APPROXIMATE_TOLERANCE when either is an estimate."""
     if a.key == b.key:
         return True
     if a.kind == QUANTITY and a.key[0] == b.key[0] and a.key[2] == b.key[2]:
         low, high = sorted((a.key[1], b.key[1]))
-        return high > 0 and (high - low) / high < 0.025
+        tolerance = APPROXIMATE_TOLERANCE if a.approximate or b.approximate else EXACT_TOLERANCE
+        return high > 0 and (high - low) / high < tolerance
     if a.kind == MONEY:
         # "$59 per order" and "the $59 fee": one price, the period said once.
         same_currency = a.key[0] == b.key[0] or "*" in (a.key[0], b.key[0])

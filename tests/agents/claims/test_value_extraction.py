@@ -118,3 +118,18 @@ def test_a_length_of_time_said_in_parts_is_one_value(text, said, seconds):
 def test_two_lengths_of_time_apart_by_a_comma_stay_two():
     text = "Shuttles run every 2 hours, 30 minutes after the first tram."
     assert [v.key[1] for v in extract_values(text, year=2026) if v.unit == "[time]"] == [7200, 1800]
+
+
+def test_a_hedged_length_of_time_is_an_estimate_equal_within_a_tenth():
+    from agents.claims.values import equal_values
+
+    def duration(text):
+        [value] = [v for v in extract_values(text, year=2026) if v.unit == "[time]"]
+        return value
+
+    estimate = duration("The glacier hike takes just over an hour and a half.")
+    assert estimate.approximate and not duration("The glacier hike takes 95 minutes.").approximate
+    assert equal_values(estimate, duration("The glacier hike takes 1 hour 35 minutes."))
+    assert not equal_values(estimate, duration("The glacier hike takes 2 hours."))
+    # exact on both sides: 90 against 95 minutes differ
+    assert not equal_values(duration("It takes 90 minutes."), duration("It takes 95 minutes."))
