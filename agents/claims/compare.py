@@ -65,7 +65,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)
     if places is not None:  # one thing kept in two named places: the names are what differs, not a scope
         return Contradiction("procedure", PLACE_STRENGTH, *places, a, b)
-    if pages_named_apart(scope_a, scope_b, f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"):
+    if pages_named_apart(scope_a, scope_b, a.claim.with_heading, b.claim.with_heading):
         return None
     if scopes_differ(scope_a, scope_b):
         return tax_converted_contradiction(a, b, similarity, scope_a, scope_b)

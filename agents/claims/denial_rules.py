@@ -162,7 +162,7 @@ def _denied_of_other_actors(a: ClaimFacts, b: ClaimFacts) -> bool:
     if at_negative is None or at_positive is None:
         return False
     return actors_apart(actor_before(negative.claim.text, at_negative), actor_before(positive.claim.text, at_positive),
-                        f"{negative.claim.context} {negative.claim.text}", f"{positive.claim.context} {positive.claim.text}")
+                        negative.claim.with_heading, positive.claim.with_heading)
 
 
 def crossed_channel_finding(p: AlignedPair) -> Finding | None:

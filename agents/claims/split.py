@@ -37,6 +37,11 @@ class Claim:
     question: str = ""  # the question this claim answers (the line before it, or a title that asks)
     leader_row: bool = False  # "Room hire ....... £18.00": the label before the dots is what the value is of
 
+    @property
+    def with_heading(self) -> str:
+        """The claim with what it sits under: where a scope check looks for a name either of them says."""
+        return f"{self.context} {self.text}"
+
 
 def _is_heading(line: str) -> bool:
     stripped = line.strip()

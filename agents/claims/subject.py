@@ -16,6 +16,7 @@ from enum import Enum
 import snowballstemmer
 
 from .scope import DAYS, MONTHS
+from .stance import NEGATION_RE
 from .words import STOPWORDS
 
 # Days and months scope a claim (see scope.py); they never say what a value is of.
@@ -262,10 +263,6 @@ def relation(subject_a: frozenset[str] | None, subject_b: frozenset[str] | None)
     return Relation.SAME
 
 
-NEGATION_WORDS = frozenset("""not never no cannot can't won't don't doesn't didn't isn't aren't mustn't shouldn't
-couldn't""".split())
-
-
 def actor_before(text: str, position: int) -> frozenset[str] | None:
     """Stems of who or what does the verb at text[position], named right before it in its clause ("bicycles and
     scooters cannot board", "on the evening launch, cats board"): None when a pronoun or nothing names it, or another verb
@@ -275,7 +272,7 @@ def actor_before(text: str, position: int) -> frozenset[str] | None:
     if ADVERBIAL_OPENING_RE.match(clause) and ", " in clause:
         clause = clause.rsplit(", ", 1)[1]  # "On the evening launch, cats board": the actor follows the opening
     words = WORD_RE.findall(clause)
-    while words and (words[-1].lower() in AUXILIARIES or words[-1].lower() in NEGATION_WORDS):
+    while words and (words[-1].lower() in AUXILIARIES or NEGATION_RE.fullmatch(words[-1])):
         words.pop()
     phrase = " ".join(words)
     if not words or len(words) > MAX_SUBJECT_WORDS or SUBJECT_END_RE.search(phrase) or ADVERBIAL_OPENING_RE.match(phrase):

@@ -293,9 +293,8 @@ def _values_named_apart(a: ClaimFacts, x: Value, b: ClaimFacts, y: Value,
     general one, still compared."""
     named_x = proper_names(_segment(a, x)) & names[0]
     named_y = proper_names(_segment(b, y)) & names[1]
-    said_a, said_b = f"{a.claim.context} {a.claim.text}", f"{b.claim.context} {b.claim.text}"
-    return (any(not mentions(said_b, n) for n in named_x)
-            and any(not mentions(said_a, n) for n in named_y))
+    return (any(not mentions(b.claim.with_heading, n) for n in named_x)
+            and any(not mentions(a.claim.with_heading, n) for n in named_y))
 
 
 def _clock_days(facts: ClaimFacts, value: Value) -> frozenset[str]:
