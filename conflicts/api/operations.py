@@ -2,11 +2,9 @@
 outcome, answer with the built-in path, list conflicts."""
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import Http404
 from ninja import Query
 
-from agents.citations import cited_refs
 from conflicts import selectors, services
 from conflicts.api.auth import TokenAuth, TokenRateLimit
 from conflicts.api.errors import FieldProblem, KbreviewApi, error_handlers_add
@@ -29,7 +27,7 @@ from conflicts.api.schemas import (
     TurnOut,
 )
 from conflicts.models import STATUS_ALIASES, DetectionOutcome, PolicyDecision, TokenScope, Turn
-from conflicts.services.policy import conflict_check, policy_decision_rows, reply_policy_decisions
+from conflicts.services.policy import conflict_check, reply_policy_decisions, turn_policy_decisions
 from conflicts.services.turns import RetrievedRef
 from kbreview.input_limits import PG_INTEGER_MAX, text_problem, url_id_problem
 
@@ -81,10 +79,8 @@ def turn_create(request, payload: TurnIn):
     The same external_id with the same body again is 200 and changes nothing; with a different body, 409 naming what differs."""
     _refuse_duplicate_refs(payload.retrieved)
     check = conflict_check(knowledge_base=request.knowledge_base, refs=[r.ref for r in payload.retrieved])
-    # What the policy did, written by the turn's own statement (no statement or commit of its own; a failure to write
-    # them never fails the turn). A reply's citations are read from its text, as recording the reply does.
-    cited = cited_refs(reply=payload.reply, pattern=settings.CITATION_PATTERN) if payload.reply is not None else None
-    decisions = policy_decision_rows(knowledge_base_id=request.knowledge_base.pk, check=check, cited=cited)
+    # What the policy did, written by the turn's own statement (no statement or commit of its own).
+    decisions = turn_policy_decisions(knowledge_base_id=request.knowledge_base.pk, check=check, reply=payload.reply)
     turn, created = services.turn_report(
         knowledge_base=request.knowledge_base,
         external_id=payload.external_id,

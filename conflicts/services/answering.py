@@ -205,7 +205,6 @@ def answer_question(
     hits = rerank(search(knowledge_base=knowledge_base, question=question))
     # The open conflicts among what was retrieved, and the policy (one look-up; "unknown" on failure: as "off").
     check = conflict_check(knowledge_base=knowledge_base, refs=[h.external_ref for h in hits])
-    held_back = set(check.held_back)
     # Recording the turn commits before generation starts, so detection runs in parallel with the wait for
     # the answer; the reply's own work here is foreground, which background tasks wait for (kbreview/foreground.py).
     # Every retrieved article is recorded (detection still sees a side held back), the answer reads the others.
@@ -233,7 +232,7 @@ def answer_question(
     return AnswerResponse(
         turn=turn, reply=reply, citations=citations, hits=hits,
         answer_error=composed.answer_error, mode=composed.mode, igd=composed.igd,
-        check=check, held_back=sorted(held_back), caveat_added=caveat_added,
+        check=check, held_back=sorted(set(check.held_back)), caveat_added=caveat_added,
     )
 
 

@@ -264,13 +264,24 @@ def policy_decisions_write(rows: list[PolicyDecision]) -> None:
         cursor.execute(_DECISIONS_INSERT.format(rows=", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))), params)
 
 
+def _reply_citations(reply: str) -> list[str]:
+    return cited_refs(reply=reply, pattern=settings.CITATION_PATTERN)
+
+
+def turn_policy_decisions(*, knowledge_base_id: int, check: ConflictCheck, reply: str | None) -> list[PolicyDecision]:
+    """What the policy did on a chatbot's turn, as unsaved rows for turn_report to write with the turn: a side held
+    back per conflict, and, when the turn comes with its reply, a caveat per open conflict the reply cites."""
+    cited = _reply_citations(reply) if reply is not None else None
+    return policy_decision_rows(knowledge_base_id=knowledge_base_id, check=check, cited=cited)
+
+
 def reply_policy_decisions(*, turn: Turn, reply: str) -> list[PolicyDecision]:
     """A chatbot's reply to a turn reported under the caveat policy: a caveat decision per open conflict whose article
     the reply cites (looked up now, before the reply's transaction; a failed look-up gives none), as unsaved rows for
     turn_reply_record to write with the reply."""
     if turn.answer_policy != AnswerPolicy.CAVEAT:
         return []
-    cited = cited_refs(reply=reply, pattern=settings.CITATION_PATTERN)
+    cited = _reply_citations(reply)
     if not cited:
         return []
     check = conflict_check(knowledge_base=turn.knowledge_base, refs=cited)
@@ -281,5 +292,6 @@ def reply_policy_decisions(*, turn: Turn, reply: str) -> list[PolicyDecision]:
 
 __all__ = [
     "CHECK_OK", "CHECK_UNKNOWN", "ConflictCheck", "OpenConflict", "caveat_problem", "conflict_check",
-    "policy_decision_rows", "policy_decisions_write", "reply_policy_decisions", "reply_with_caveat", "unknown_check",
+    "policy_decision_rows", "policy_decisions_write", "reply_policy_decisions", "reply_with_caveat",
+    "turn_policy_decisions", "unknown_check",
 ]

@@ -147,17 +147,24 @@ def turn_report(
                            finished_at=timezone.now())
     else:
         run = DetectionRun()
-    if policy_decisions:
+    return _with_decisions_or_without(
+        lambda decisions: _turn_write(turn=turn, usages=usages, run=run, decisions=decisions, reply=reply,
+                                      sent_at=sent_at, repeated=repeated),
+        policy_decisions, what=f"turn {external_id!r}")
+
+
+def _with_decisions_or_without(write, decisions: Sequence[PolicyDecision], *, what: str):
+    """`write(decisions)`, and if writing the policy's decisions with it fails, `write(())`: recording what the policy
+    did never costs the turn or the reply. Not when the database is unavailable (OperationalError): the write alone
+    would fail too, and the middleware answers 503."""
+    if decisions:
         try:
-            return _turn_write(turn=turn, usages=usages, run=run, decisions=policy_decisions, reply=reply,
-                               sent_at=sent_at, repeated=repeated)
+            return write(decisions)
         except OperationalError:
-            raise  # the database is unavailable: the turn cannot be recorded either (the middleware answers 503)
+            raise
         except DatabaseError:
-            logger.exception("turn %r: recording the answer policy's decisions failed; the turn is recorded without "
-                             "them", external_id)
-    return _turn_write(turn=turn, usages=usages, run=run, decisions=(), reply=reply, sent_at=sent_at,
-                       repeated=repeated)
+            logger.exception("%s: recording the answer policy's decisions failed; recorded without them", what)
+    return write(())
 
 
 def _turn_write(*, turn: Turn, usages: list[ArticleUsage], run: DetectionRun, decisions: Sequence[PolicyDecision],
@@ -313,19 +320,13 @@ def turn_reply_record(
     transaction, with no savepoint: one INSERT and no commit more than the reply alone (a commit waits for the disk).
     Recording them never costs the reply: if that transaction fails, the failure is logged and the reply is recorded
     alone."""
-    if policy_decisions:
-        try:
-            with transaction.atomic():
-                recorded = turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
-                policy_decisions_write(policy_decisions)
+    def write(decisions: Sequence[PolicyDecision]) -> Turn:
+        with transaction.atomic():
+            recorded = turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
+            policy_decisions_write(decisions)
             return recorded
-        except OperationalError:
-            raise  # the database is unavailable: the reply cannot be recorded either (the middleware answers 503)
-        except DatabaseError:  # fail open; a failure of the reply's own write recurs below and is raised there
-            logger.exception("turn %s: recording the answer policy's decisions failed; the reply is recorded without "
-                             "them", turn.pk)
-    with transaction.atomic():
-        return turn_reply_write(turn=turn, reply=reply, sent_at=sent_at, replaces=replaces, actor=actor)
+
+    return _with_decisions_or_without(write, policy_decisions, what=f"turn {turn.pk}")
 
 
 def turn_reply_write(
