@@ -108,7 +108,8 @@ def _index_write(planned: list[_Planned], embedded: dict[str, np.ndarray]) -> in
         current = [item for item in planned if locked.get(item.article.pk) == item.article.current_version_id]
         if not current:
             return 0
-        Chunk.objects.filter(article_id__in=[item.article.pk for item in current]).delete()
+        current_ids = [item.article.pk for item in current]
+        Chunk.objects.filter(article_id__in=current_ids).delete()
         chunks = [
             Chunk(knowledge_base_id=item.article.knowledge_base_id, article_id=item.article.pk,
                   version=item.article.current_version, ordinal=i, title=item.article.current_version.title,
@@ -117,20 +118,19 @@ def _index_write(planned: list[_Planned], embedded: dict[str, np.ndarray]) -> in
             for i, (text, chunk_text) in enumerate(zip(item.pieces, item.chunk_texts))
         ]
         Chunk.objects.bulk_create(chunks)
-        claim_rows = [
-            VersionClaimVectors(
-                version=item.article.current_version, key=texts_key(item.claims), count=len(item.claims),
-                dimensions=vectors.shape[1], vectors=matrix_to_bytes(vectors))
-            for item in current if item.claims
-            for vectors in [np.stack([item.known[t] if t in item.known else embedded[t] for t in item.claims])]
-        ]
+        claim_rows = [_claim_vectors_row(item, embedded) for item in current if item.claims]
         if claim_rows:
             VersionClaimVectors.objects.bulk_create(
                 claim_rows, update_conflicts=True, unique_fields=["version"],
                 update_fields=["key", "count", "dimensions", "vectors"])
-        Article.objects.filter(pk__in=[item.article.pk for item in current]).update(
-            indexed_version_id=F("current_version_id"))
+        Article.objects.filter(pk__in=current_ids).update(indexed_version_id=F("current_version_id"))
     return len(chunks)
+
+
+def _claim_vectors_row(item: _Planned, embedded: dict[str, np.ndarray]) -> VersionClaimVectors:
+    vectors = np.stack([item.known[t] if t in item.known else embedded[t] for t in item.claims])
+    return VersionClaimVectors(version=item.article.current_version, key=texts_key(item.claims), count=len(item.claims),
+                               dimensions=vectors.shape[1], vectors=matrix_to_bytes(vectors))
 
 
 def _index_batch(article_ids: list[int], *, claims: bool = True) -> int:
