@@ -26,6 +26,7 @@ from .values import (
     DATE_RE,
     EMAIL,
     EMAIL_RE,
+    FREE_PRICE_RE,
     FUNCTION_WORDS,
     HEDGE_BEFORE_RE,
     HOUR_WORDS,
@@ -127,9 +128,7 @@ COST_WORDS = frozenset({"fee", "fees", "charge", "charges", "cost", "commission"
 def _free(text: str) -> list[Value]:
     """"free", "at no cost", "complimentary": a price of zero, comparable with any amount."""
     out = []
-    for match in re.finditer(r"\b(?:free of charge|for free|at no (?:extra |additional )?(?:cost|charge)|no charge|"
-                             r"(?:do not|don't|won't|will not|never) charge|without charge|complimentary|free)\b",
-                             text, re.I):
+    for match in FREE_PRICE_RE.finditer(text):
         compound = re.search(r"(\w+)-$", text[max(0, match.start() - 20):match.start()])
         if compound and compound.group(1).lower() not in COST_WORDS:
             continue  # "nut-free", "smoke-free": without something, not a price ("fee-free" is one)

@@ -16,6 +16,7 @@ from .values import (
     COUNT,
     DATE,
     EMAIL,
+    FREE_PRICE_RE,
     MONEY,
     PERCENT,
     PHONE,
@@ -167,21 +168,26 @@ def unlimited_contradiction(a: ClaimFacts, b: ClaimFacts) -> tuple[str, float, s
 AGE_PHRASE_WORDS = frozenset({stem(w) for w in "year years old older over under younger above below plus upwards aged".split()})
 
 
+def _said_after(facts: ClaimFacts, value: Value) -> str:
+    """The rest of the value's clause: what a claim says of those of an age ("go free")."""
+    return HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]
+
+
 def _granted(facts: ClaimFacts, value: Value) -> frozenset[str]:
-    """What a claim says of those of an age: the content words after the age in its clause ("go free")."""
-    return content_stems(HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]) - AGE_PHRASE_WORDS
+    """The content words of what a claim says of those of an age."""
+    return content_stems(_said_after(facts, value)) - AGE_PHRASE_WORDS
 
 
 # What an age limit grants, where the words say it: nothing to pay, or a price of its own. Two limits granting the
 # same kind are one rule said in other words ("go free" / "ride at no cost"), whatever words they share.
-NOTHING_TO_PAY_RE = re.compile(r"\b(?:free|exempt|complimentary|gratis|no (?:charge|cost|fee|fare)|nothing)\b", re.I)
+EXEMPT_RE = re.compile(r"\b(?:exempt|gratis|no (?:fee|fare)|nothing)\b", re.I)  # beside FREE_PRICE_RE
 A_PRICE_RE = re.compile(r"\b(?:pay|pays|paying|half|reduced|discount(?:ed)?|concession(?:ary)?|junior|rate|fare|price)\b",
                         re.I)
 
 
 def _granted_kind(facts: ClaimFacts, value: Value) -> str | None:
-    said = HEAD_BREAK_RE.split(facts.claim.text[value.end:])[0]
-    if NOTHING_TO_PAY_RE.search(said):
+    said = _said_after(facts, value)
+    if FREE_PRICE_RE.search(said) or EXEMPT_RE.search(said):
         return "nothing to pay"
     return "a price" if A_PRICE_RE.search(said) else None
 

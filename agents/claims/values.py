@@ -113,6 +113,10 @@ class Value:
     approximate: bool = False  # said with a hedge ("about 40 minutes", "just over an hour and a half")
 
 
+# "free", "at no cost", "complimentary": a price of zero.
+FREE_PRICE_RE = re.compile(r"\b(?:free of charge|for free|at no (?:extra |additional )?(?:cost|charge)|no charge|"
+                           r"(?:do not|don't|won't|will not|never) charge|without charge|complimentary|free)\b", re.I)
+
 # A quantity said with one of these just before it is an estimate, equal to another within APPROXIMATE_TOLERANCE.
 HEDGE_BEFORE_RE = re.compile(r"\b(?:about|around|roughly|approximately|approx\.|nearly|almost|some|circa|"
                              r"(?:just|a little|slightly) (?:over|under|more than|less than))\s*$", re.I)
