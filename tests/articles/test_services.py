@@ -286,6 +286,14 @@ def test_a_sync_jobs_progress_is_committed_batch_by_batch(kb, monkeypatch):
     assert seen == sorted(seen) and len({d for d in seen if 0 < d < 73}) >= 6, seen
 
 
+def test_a_resync_reports_about_ten_times_in_batches_the_encoder_can_fill():
+    from articles.indexing import PROGRESS_STEPS, progress_batch_size
+
+    assert PROGRESS_STEPS == 10
+    # Each batch is one encoder call: 600 articles go in batches of 60 (20 batches of 30 encoded ~15% slower).
+    assert [progress_batch_size(n) for n in (3, 73, 600, 10_000)] == [8, 8, 60, 64]
+
+
 @pytest.mark.django_db
 def test_a_batch_is_written_in_a_few_statements_whatever_its_size(kb):
     """The index sync's writes kept the encoder waiting when each article took ~7 statements and a commit of
