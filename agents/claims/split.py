@@ -56,6 +56,13 @@ def _is_heading(line: str) -> bool:
 
 
 INTRO_MIN_WORDS = 5
+RUN_IN_TITLE_MAX_WORDS = 5
+
+
+def _is_run_in_title(sentence: str) -> bool:
+    """A numbered clause's title set in its first line ("Cancellation.", "Lost property."): a few words, no number."""
+    stripped = sentence.strip()
+    return stripped.endswith(".") and len(stripped.split()) <= RUN_IN_TITLE_MAX_WORDS and not re.search(r"\d", stripped)
 
 
 def _states_values(line: str) -> bool:
@@ -162,7 +169,13 @@ def split_claims(title: str, body: str) -> list[Claim]:
                                 label=row.group("label").strip(), leader_row=True))
             question = ""  # answered, as by a sentence
             continue
-        for a, b in _sentences(content):
+        spans = _sentences(content)
+        line_heading = heading
+        if marker and len(spans) > 1 and _is_run_in_title(content[spans[0][0]:spans[0][1]]):
+            # "5. Cancellation. You may cancel ...": the clause's title is its sentences' heading, not a claim.
+            line_heading = f"{title} \u2014 {content[spans[0][0]:spans[0][1]].strip().rstrip('.')}"
+            spans = spans[1:]
+        for a, b in spans:
             piece = content[a:b].strip()
             start = base + offset + a + content[a:b].index(piece)
             if piece.endswith("?"):
@@ -170,7 +183,7 @@ def split_claims(title: str, body: str) -> list[Claim]:
                 continue
             if len(piece) < MIN_CLAIM_CHARS and not re.search(r"\d", piece):
                 continue
-            context = f"{heading} \u2014 {question}" if question and question != heading else heading
+            context = f"{line_heading} \u2014 {question}" if question and question != line_heading else line_heading
             claims.append(Claim(index=len(claims), start=start, end=start + len(piece), text=piece, context=context,
                                 question=question))
             question = ""

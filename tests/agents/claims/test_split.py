@@ -61,3 +61,14 @@ def test_a_line_with_no_sentence_end_is_cut_into_bounded_claims():
     claims = split_claims("Ropewalk Chandlery", body)
     assert len(claims) > 1 and all(len(c.text) <= MAX_CLAIM_CHARS for c in claims)
     assert all(body[c.start:c.end] == c.text for c in claims)
+
+
+def test_a_numbered_clauses_run_in_title_heads_its_sentences_and_is_no_claim():
+    body = ("Hire terms\n4. Late returns. Boards brought back after 6 pm are charged a second day. Call us if delayed.\n"
+            "5. Damage. Dents are repaired at cost.\n6. Keep it dry.")
+    claims = split_claims("Surf hire", body)
+    assert [c.text for c in claims] == ["Boards brought back after 6 pm are charged a second day.",
+                                        "Call us if delayed.", "Dents are repaired at cost.", "Keep it dry."]
+    assert [c.context for c in claims] == ["Surf hire \u2014 Late returns", "Surf hire \u2014 Late returns",
+                                           "Surf hire \u2014 Damage", "Surf hire \u2014 Hire terms"]
+    assert all(body[c.start:c.end] == c.text for c in claims)
