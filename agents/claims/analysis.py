@@ -107,7 +107,7 @@ def mask(text: str, values: Sequence[Value]) -> str:
     for value in values:
         placeholder = PLACEHOLDERS[value.kind]
         if value.kind == COUNT:
-            placeholder = f"several {value.unit}s"
+            placeholder = f"several {value.text.split()[-1]}"  # the thing counted as written ("3 movies")
         elif value.kind == QUANTITY:
             placeholder = "a period" if value.unit in ("[time]",) else f"an amount of {value.text.split()[-1]}"
         out.append(text[last:value.start])

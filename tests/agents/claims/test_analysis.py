@@ -49,6 +49,13 @@ def test_a_claim_is_masked_by_the_kinds_of_its_values():
     assert mask(other, extract_values(other, year=2026)) == mask(text, extract_values(text, year=2026))
 
 
+def test_a_count_is_masked_with_the_thing_counted_as_written():
+    text = "Members may borrow 6 puppies a month."
+    values = extract_values(text, year=2026)
+    assert [v.kind for v in values] == ["count"]
+    assert mask(text, values) == "Members may borrow several puppies a month."  # not the key's stem "puppy" + "s"
+
+
 def test_content_stems_leave_function_words_out():
     assert content_stems("The lockers are refunded within the week") == {"locker", "refund", "week"}
 
