@@ -51,6 +51,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from agents.claims import ClaimVectors, aligned_statement_pairs  # noqa: E402
+from agents.claims.judged import TOP_ALIGNED  # noqa: E402
 from agents.claims.words import STOPWORDS  # noqa: E402
 from agents.judge import CachedJudge, StatementPair  # noqa: E402
 from agents.judge_onnx import OnnxJudge  # noqa: E402
@@ -86,12 +87,12 @@ def dev_aligned_pairs(store: ClaimVectors, *, conflicts: bool, per_pair: int | N
 
 
 def mined_row(number: int, prefix: str, item: dict, key: tuple[str, str], pair: StatementPair, *, label: str,
-              kind: str, note: str) -> dict:
+              kind: str, note: str, numeric: bool = False) -> dict:
     """One mined pair in the corpus's fields (plus `set` and `refs`), as the detector words it."""
     return {"id": f"{prefix}-{number}", "business": f"dev-{business(item)}", "sector": "",
             "a": {"heading": pair.heading_a, "text": pair.text_a},
             "b": {"heading": pair.heading_b, "text": pair.text_b},
-            "label": label, "kind": kind, "numeric": False, "set": item["id"], "refs": list(key), "note": note}
+            "label": label, "kind": kind, "numeric": numeric, "set": item["id"], "refs": list(key), "note": note}
 
 
 def content_words(text: str) -> set[str]:
@@ -193,12 +194,11 @@ def mine_positives(args, store: ClaimVectors) -> list[dict]:
                 continue
             for rank, pair in hits:
                 found += 1
-                ranks["top" if rank < args.top else "later"] += 1
+                ranks["top" if rank < TOP_ALIGNED else "later"] += 1
                 rows.append(mined_row(
                     len(rows) + 1, "mined-pos", item, key, pair, label=CONTRADICTS, kind=row.get("kind", ""),
                     note=f"aligned pair {rank + 1} of a conflicting article pair; both sides say part of the "
-                         f"hand-copied statements of {row['id']}"))
-                rows[-1]["numeric"] = bool(row.get("numeric"))
+                         f"hand-copied statements of {row['id']}", numeric=bool(row.get("numeric"))))
         counts["with_positive"] += found > 0
         counts["positives"] += found
         if not found:
@@ -207,7 +207,7 @@ def mine_positives(args, store: ClaimVectors) -> list[dict]:
     print(f"{counts['conflicts'] + unaligned} distinct conflicting article pairs: {unaligned} with no aligned "
           f"statement pair, {counts['conflicts']} with ({counts['no_hand_row']} without a hand-copied row): "
           f"{counts['with_positive']} with a positive, {counts['conflicts'] - counts['with_positive']} without; "
-          f"{counts['positives']} positives ({ranks['top']} within the first {args.top} aligned, {ranks['later']} "
+          f"{counts['positives']} positives ({ranks['top']} within the first {TOP_ALIGNED} aligned, {ranks['later']} "
           f"later); {counts['ambiguous']} hand-copied table rows matched by several cells left out; "
           f"{counts['apart']} clear misses labelled {NOT_CONTRADICTS}")
     if args.show_missed:
@@ -218,8 +218,6 @@ def mine_positives(args, store: ClaimVectors) -> list[dict]:
 
 
 def main() -> None:
-    from agents.claims.judged import TOP_ALIGNED
-
     parser = argparse.ArgumentParser()
     parser.add_argument("--positives", action="store_true", help="mine the conflicts' statement pairs (see above)")
     parser.add_argument("--out", type=Path, help="default: mined/mined-dev-negatives.jsonl or -positives.jsonl")
@@ -235,7 +233,6 @@ def main() -> None:
                              "this with the hand-copied statements not_contradicts (0: no)")
     parser.add_argument("--show-missed", action="store_true", help="positives: print the conflicts without one")
     args = parser.parse_args()
-    args.top = TOP_ALIGNED
     out = args.out or MINED / ("mined-dev-positives.jsonl" if args.positives else "mined-dev-negatives.jsonl")
     store = ClaimVectors(lambda texts: embed_texts(list(texts)))
     rows = (mine_positives if args.positives else mine_negatives)(args, store)

@@ -59,6 +59,11 @@ INTRO_MIN_WORDS = 5
 RUN_IN_TITLE_MAX_WORDS = 5
 
 
+def _heading(title: str, section: str) -> str:
+    """The context of claims under a section: the article's title, then the section's own title."""
+    return f"{title} \u2014 {section}"
+
+
 def _is_run_in_title(sentence: str) -> bool:
     """A numbered clause's title set in its first line ("Cancellation.", "Lost property."): a few words, no number."""
     stripped = sentence.strip()
@@ -157,7 +162,7 @@ def split_claims(title: str, body: str) -> list[Claim]:
         if not content.strip():
             continue
         if _is_heading(content) and not marker:
-            heading = f"{title} \u2014 {content.strip().rstrip(':')}"
+            heading = _heading(title, content.strip().rstrip(":"))
             if not _states_values(content):
                 continue
             # "For €30 a month you get:" introduces a list and states a price: a heading and a claim.
@@ -171,9 +176,10 @@ def split_claims(title: str, body: str) -> list[Claim]:
             continue
         spans = _sentences(content)
         line_heading = heading
-        if marker and len(spans) > 1 and _is_run_in_title(content[spans[0][0]:spans[0][1]]):
+        first = content[spans[0][0]:spans[0][1]] if spans else ""
+        if marker and len(spans) > 1 and _is_run_in_title(first):
             # "5. Cancellation. You may cancel ...": the clause's title is its sentences' heading, not a claim.
-            line_heading = f"{title} \u2014 {content[spans[0][0]:spans[0][1]].strip().rstrip('.')}"
+            line_heading = _heading(title, first.strip().rstrip("."))
             spans = spans[1:]
         for a, b in spans:
             piece = content[a:b].strip()
@@ -188,5 +194,5 @@ def split_claims(title: str, body: str) -> list[Claim]:
                                 question=question))
             question = ""
         if content.rstrip().endswith(":") and marker:
-            heading = f"{title} \u2014 {content.strip().rstrip(':')}"
+            heading = _heading(title, content.strip().rstrip(":"))
     return claims[:MAX_CLAIMS]
