@@ -51,6 +51,23 @@ def test_train_judge_on_a_tiny_corpus_writes_a_loadable_artefact(tmp_path, capsy
     assert setup.judge.inferred == 1  # the second is the same text pair: cached
 
 
+def test_a_new_batch_of_written_pairs_is_split_on_its_own(tmp_path):
+    from agents.judge_training import load_corpus, split_by_business
+
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    write_corpus(tmp_path / "first" / "a.jsonl")
+    before_train, before_validation = split_by_business(load_corpus([tmp_path / "first"]), seed=13, validation_share=0.5)
+    write_corpus(tmp_path / "second" / "b.jsonl",
+                 [(f"Shop {n}", ("Hire", f"Hire lasts {n} days."), ("Returns", "Return it clean."), "unrelated")
+                  for n in range(6)])
+    train, validation = split_by_business(load_corpus([tmp_path / "first", tmp_path / "second"]), seed=13,
+                                          validation_share=0.5)
+    assert {p.business for p in validation if p.batch == "first"} == {p.business for p in before_validation}
+    second_held = {p.business for p in validation if p.batch == "second"}
+    assert len(second_held) == 3 and not second_held & {p.business for p in train}
+
+
 def test_a_bad_corpus_line_is_named(tmp_path):
     corpus = tmp_path / "bad.jsonl"
     corpus.write_text(json.dumps({"business": "X", "a": {"text": "a"}, "b": {"text": "b"}, "label": "maybe"}) + "\n")

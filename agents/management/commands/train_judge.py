@@ -56,6 +56,10 @@ def format_card(card: dict) -> str:
         for label, row in scores["labels"].items():
             lines.append(f"    {label:16} P {row['precision']:.3f}  R {row['recall']:.3f}  F1 {row['f1']:.3f}"
                          f"  (n={row['support']})")
+    for batch, scores in card["validation"].get("by_batch", {}).items():
+        row = scores["labels"]["contradicts"]
+        lines.append(f"  batch {batch}: accuracy {scores['accuracy']:.3f}; contradicts P {row['precision']:.3f}"
+                     f"  R {row['recall']:.3f}  F1 {row['f1']:.3f}  (n={row['support']})")
     mined = card["validation"].get("mined")
     if mined:
         lines.append(f"  mined (pairs as the detector aligns them; {mined['contradicts']} contradictions, {mined['not']} not): "
