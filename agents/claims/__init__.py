@@ -201,6 +201,7 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
               for ref, claim_facts in facts.items()}
     result = ClaimDetection(aligned_by_meaning=store.encoder is not None)
     rule_findings: dict[tuple[str, str], Contradiction | None] = {}
+    fallbacks: dict[tuple[str, str], list[Contradiction]] = {}
     aligned: dict[tuple[str, str], list] = {}
     for ref_a, ref_b in combinations(sorted(unique), 2):
         key = pair_key(ref_a, ref_b)
@@ -214,12 +215,16 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         if judge is not None and judge.mode == "judge":
             continue  # the judge alone decides: the rules are not run
         best: Contradiction | None = transposed_contact(facts[ref_a], facts[ref_b])
+        others: list[Contradiction] = []  # the pair's other statement-pair findings: what a veto falls back on
         for index in order:
             i, j = int(rows[index]), int(cols[index])
             found = compare_claims(facts[ref_a][i], facts[ref_b][j], similarity=float(similarity[i, j]),
                                    scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j])
             if found is not None and (best is None or found.confidence > best.confidence):
-                best = found
+                best, found = found, best
+            if found is not None:
+                others.append(found)
+        fallbacks[key] = sorted(others, key=lambda c: -c.confidence)
         if best is None:
             best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
@@ -230,8 +235,9 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         # Findings below min_confidence are left out below whatever the judge says: it reads only the others.
         reported = [key for key in flagged if rule_findings[key].confidence >= min_confidence]
         for key, drop in zip(reported, vetoed(judge, [rule_findings[key] for key in reported])):
-            if drop:
-                rule_findings[key] = None
+            if drop:  # the judge vetoes statements, not articles: the pair's next finding it does not veto stands
+                rule_findings[key] = next((other for other in fallbacks[key] if other.confidence >= min_confidence
+                                           and not vetoed(judge, [other])[0]), None)
     elif judge is not None and judge.mode != "rules":
         judged = {key: items for key, items in aligned.items() if items}
         judgements = judge_pairs(judge, judged, also=[rule_findings[key] for key in flagged if key in judged])

@@ -165,3 +165,19 @@ def test_veto_reads_only_what_a_rule_flagged_and_drops_what_it_calls_apart(vecto
     prices = articles("A bike locker costs €3 per day.", "Bike lockers are €5 per day.")
     [finding] = detect_claim_conflicts(articles=prices, now=NOW, vectors=vectors, judge=setup).findings
     assert finding.type == "price"
+
+
+def test_a_vetoed_finding_gives_way_to_the_pairs_next_finding(vectors):
+    deposits = {"A locker key needs a deposit of €9.", "The deposit for a locker key is €15."}
+
+    def scorer(pairs):  # calls the two deposits apart, anything else a contradiction
+        return np.array([one_hot(UNRELATED if {p.text_a, p.text_b} == deposits else CONTRADICTS) for p in pairs])
+
+    setup = JudgeSetup(judge=CachedJudge(scorer), calibration=calibration(), mode="veto")
+    pair = articles("A bike locker costs €3 per day. A locker key needs a deposit of €9.",
+                    "Bike lockers are €5 per day. The deposit for a locker key is €15.")
+    rules = detect_claim_conflicts(articles=pair, now=NOW, vectors=vectors).findings
+    assert [set(f.snippets.values()) for f in rules] == [deposits]  # the rules' strongest finding
+    [finding] = detect_claim_conflicts(articles=pair, now=NOW, vectors=vectors, judge=setup).findings
+    # Vetoed, it gives way to the pair's next rule finding, which the judge does not veto.
+    assert set(finding.snippets.values()) == {"A bike locker costs €3 per day.", "Bike lockers are €5 per day."}
