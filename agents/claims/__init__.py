@@ -214,17 +214,14 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
             aligned[key] = [(facts[ref_a][int(rows[k])], facts[ref_b][int(cols[k])]) for k in order]
         if judge is not None and judge.mode == "judge":
             continue  # the judge alone decides: the rules are not run
-        best: Contradiction | None = transposed_contact(facts[ref_a], facts[ref_b])
-        others: list[Contradiction] = []  # the pair's other statement-pair findings: what a veto falls back on
+        found = [transposed_contact(facts[ref_a], facts[ref_b])]
         for index in order:
             i, j = int(rows[index]), int(cols[index])
-            found = compare_claims(facts[ref_a][i], facts[ref_b][j], similarity=float(similarity[i, j]),
-                                   scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j])
-            if found is not None and (best is None or found.confidence > best.confidence):
-                best, found = found, best
-            if found is not None:
-                others.append(found)
-        fallbacks[key] = sorted(others, key=lambda c: -c.confidence)
+            found.append(compare_claims(facts[ref_a][i], facts[ref_b][j], similarity=float(similarity[i, j]),
+                                        scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j]))
+        # Strongest first (a stable sort: of equals, the first found); the rest is what a veto falls back on.
+        ranked = sorted((f for f in found if f is not None), key=lambda f: -f.confidence)
+        best, fallbacks[key] = (ranked[0], ranked[1:]) if ranked else (None, [])
         if best is None:
             best = (same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
                     or announced_changes(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
@@ -236,8 +233,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
         reported = [key for key in flagged if rule_findings[key].confidence >= min_confidence]
         for key, drop in zip(reported, vetoed(judge, [rule_findings[key] for key in reported])):
             if drop:  # the judge vetoes statements, not articles: the pair's next finding it does not veto stands
-                rule_findings[key] = next((other for other in fallbacks[key] if other.confidence >= min_confidence
-                                           and not vetoed(judge, [other])[0]), None)
+                others = [other for other in fallbacks[key] if other.confidence >= min_confidence]
+                rule_findings[key] = next((other for other, no in zip(others, vetoed(judge, others)) if not no), None)
     elif judge is not None and judge.mode != "rules":
         judged = {key: items for key, items in aligned.items() if items}
         judgements = judge_pairs(judge, judged, also=[rule_findings[key] for key in flagged if key in judged])
