@@ -95,7 +95,7 @@ def _written(path: Path):
 
 
 # Padded tokens per encoder run (bench: 2,048 beat 4,096 and a fixed 64 texts on index-sized calls).
-TOKENS_PER_BATCH = 2048
+TOKENS_PER_BATCH = 1024
 
 
 class OnnxEncoder:

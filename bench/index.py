@@ -429,6 +429,9 @@ def main() -> None:
     from articles.embeddings import embed_text
 
     embed_text("warm up the model")  # model load is start-up, not indexing
+    from conflicts.services.detection.detector import claim_detector_warm_up
+
+    claim_detector_warm_up()  # the claim parsers too, as a worker does at start (conflicts.apps)
     kb = common.new_knowledge_base("index")
     try:
         articles = common.generate_articles(n_articles)

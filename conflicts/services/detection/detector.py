@@ -8,7 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents.claims import ClaimVectors
-from agents.claims.analysis import VECTOR_CACHE_ARTICLES, analyse_text
+from agents.claims.analysis import VECTOR_CACHE_ARTICLES, masked_texts
 from agents.detection import ClaimChecks
 from agents.judge_onnx import judge_setup
 from agents.types import ArticleText
@@ -19,7 +19,7 @@ from articles.embeddings import embed_texts
 def claim_texts_of(title: str, body: str, *, year: int | None = None) -> list[str]:
     """The texts the claim detector embeds for an article (its claims, values masked) when checking in
     `year` (this one by default): what the index sync stores vectors of (registered in conflicts.apps)."""
-    return [facts.masked for facts in analyse_text(title, body, year or timezone.localdate().year)]
+    return masked_texts(title, body, year or timezone.localdate().year)
 
 
 @functools.cache

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.claims import ClaimVectors, detect_claim_conflicts
-from agents.claims.analysis import analyse_text, content_stems, mask, shared_stems, stem
+from agents.claims.analysis import analyse_text, content_stems, mask, masked_texts, shared_stems, stem
 from agents.claims.value_extraction import extract_values
 from articles.embeddings import embed_texts
 
@@ -131,3 +131,15 @@ def test_without_a_sentence_model_claims_align_by_their_words():
     similarity = vectors @ vectors.T
     assert similarity[0, 1] == pytest.approx(1.0)  # the same content words
     assert similarity[0, 2] < 0.5
+
+
+@pytest.mark.parametrize("title, body", [
+    ("Fenwick Baths — lockers", "Is there a locker deposit?\nYes - £5, returned when you leave."),
+    ("Fenwick Baths", "| Item | Monthly price |\n|---|---|\n| Locker | €40 |\n| Towel | €3 |"),
+    ("Fenwick Baths price list", "Swim lesson ........ £12.50\nSauna session ....... £8"),
+    ("Opening hours", "Pools — Weekdays\n07:00 to 21:00.\nThe café opens Mon-Fri from 9 am; call 0161 496 0772."),
+])
+def test_the_index_texts_are_the_masked_texts_of_the_full_analysis(title, body):
+    # The index stores vectors of masked_texts; a turn's check looks them up by analyse_text's masked texts.
+    assert masked_texts(title, body, 2026) == [facts.masked for facts in analyse_text(title, body, 2026)]
+    assert masked_texts(title, body, 2026)
