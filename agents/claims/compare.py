@@ -1,6 +1,6 @@
 """Comparing two aligned claims: first what settles the pair outright (a name swapped in a copied sentence, a
 template line on each product's own page, one thing kept in two named places, scopes that differ), then every
-rule family in FAMILIES on the pair, each in its own module (value_rules, near_copy, denial_rules, places); the
+rule family in FAMILIES on the pair, each in its own module (value_rules, denial_rules, places); the
 strongest finding, damped by exceptions and uneven scopes, is the pair's."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .denial_rules import (
     crossed_channel_finding,
     denial_finding,
 )
-from .near_copy import NAME_SWAP_CONFIDENCE, near_copy_difference, near_copy_finding, own_page_names, template_siblings
+from .near_copy import NAME_SWAP_CONFIDENCE, near_copy_difference, own_page_names, template_siblings
 from .places import (
     ORIGIN_STRENGTH,
     PLACE_STRENGTH,
@@ -45,7 +45,6 @@ def _widened_finding(p: AlignedPair) -> Finding | None:
 # The rule families read on every aligned claim pair, by name; the strongest finding is the pair's.
 FAMILIES: tuple[tuple[str, Callable[[AlignedPair], Finding | None]], ...] = (
     ("values", value_finding),
-    ("near copy", near_copy_finding),
     ("denial", denial_finding),
     ("crossed channel", crossed_channel_finding),
     ("origin against any place", _origin_finding),

@@ -8,7 +8,6 @@ import re
 from collections import Counter
 
 from .analysis import ClaimFacts
-from .contradiction import AlignedPair, Finding
 from .stance import NEGATION_RE
 from .subject import Relation, phrase_stems, relation, subject_of
 
@@ -111,14 +110,3 @@ def own_page_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
 
 def own_page_names(a: ClaimFacts, b: ClaimFacts, near_copy: tuple[str, str, str, bool] | None) -> bool:
     return bool(near_copy and near_copy[3] and _each_names_its_own_page(a, near_copy[1], b, near_copy[2]))
-
-
-NEAR_COPY_STRENGTH = 0.9
-
-
-def near_copy_finding(p: AlignedPair) -> Finding | None:
-    """The same sentence on both pages but for a number or a denial."""
-    if p.near_copy is None:
-        return None
-    ctype, said_a, said_b, _ = p.near_copy
-    return ctype, NEAR_COPY_STRENGTH, said_a, said_b
