@@ -41,18 +41,10 @@ def _nothing(*args, **kwargs):
     return None
 
 
-def _without_name_swap(inner):
-    def near_copy_difference(a, b):
-        found = inner(a, b)
-        return None if found is not None and found[3] else found
-    return near_copy_difference
-
-
 def ablations() -> dict[str, list[tuple[object, str, object]]]:
     """Family name -> the (module, attribute, replacement) patches that take it out."""
     out = {name: [(compare, "FAMILIES", tuple(f for f in compare.FAMILIES if f[0] != name))]
            for name, _ in compare.FAMILIES}
-    out["name swap"] = [(compare, "near_copy_difference", _without_name_swap(compare.near_copy_difference))]
     out["two places"] = [(compare, "two_places", _nothing)]
     out["tax converted"] = [(compare, "tax_converted_contradiction", _nothing)]
     for name in ("transposed_contact", "same_subject_prices", "announced_changes", "named_contacts"):
