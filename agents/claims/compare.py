@@ -25,7 +25,6 @@ from .scope import Scope, pages_named_apart, scopes_differ, scopes_uneven
 from .subject import Relation, relation, statement_subject
 from .value_rules import (
     TAX_UNSAID_DAMPING,
-    tax_converted_contradiction,
     value_finding,
 )
 
@@ -62,7 +61,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     if pages_named_apart(scope_a, scope_b, a.claim.with_heading, b.claim.with_heading):
         return None
     if scopes_differ(scope_a, scope_b):
-        return tax_converted_contradiction(a, b, similarity, scope_a, scope_b)
+        return None
     damping = 1.0
     if scope_a.has_exception or scope_b.has_exception:
         damping *= 0.8

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
 
 from .analysis import ClaimFacts, content_stems, shared_stems, stem
-from .contradiction import AlignedPair, Contradiction, Finding
-from .scope import DAYS, Scope, days_in, mentions, proper_names, scopes_differ
+from .contradiction import AlignedPair, Finding
+from .scope import DAYS, days_in, mentions, proper_names
 from .subject import Relation, phrase_stems, relation
 from .values import (
     AGE,
@@ -393,51 +392,7 @@ def values_said(values: list[Value]) -> str:
     return " / ".join(dict.fromkeys(v.text for v in values))
 
 
-TAX_RATE_RE = re.compile(r"\b(?:vat|tax(?:es)?|gst|sales tax)\b", re.I)
-TAX_RATE_WINDOW = 25
-TAX_CONVERTED_STRENGTH = 0.9
 TAX_UNSAID_DAMPING = 0.85  # "$40 plus tax" against a price that does not say: likely before tax, not sure
-
-
-def _tax_rate(facts: ClaimFacts) -> float | None:
-    """The tax rate a claim states next to a tax word ("exclude 21% VAT"), as a percentage."""
-    text = facts.claim.text
-    for value in facts.values:
-        if value.kind == PERCENT and TAX_RATE_RE.search(text[max(0, value.start - TAX_RATE_WINDOW):value.end + TAX_RATE_WINDOW]):
-            return value.key[0]
-    return None
-
-
-@functools.lru_cache(maxsize=32768)
-def _untaxed(scope: Scope) -> Scope:
-    """The scope with nothing said of tax (cached: it is asked of one claim's scope in every pair)."""
-    return replace(scope, tax=frozenset())
-
-
-def tax_converted_contradiction(a: ClaimFacts, b: ClaimFacts, similarity: float,
-                                 scope_a: Scope, scope_b: Scope) -> Contradiction | None:
-    """Claims set apart only by tax ("€228.69 a month including 21% VAT" / "€175 a month"): when the taxed claim
-    states its rate, the other price conflicts if it is neither the gross nor the net figure."""
-    if scopes_differ(_untaxed(scope_a), _untaxed(scope_b)):
-        return None
-    for taxed, other, taxed_scope, other_scope, flip in ((a, b, scope_a, scope_b, False), (b, a, scope_b, scope_a, True)):
-        rate = _tax_rate(taxed) if "included" in taxed_scope.tax and "included" not in other_scope.tax else None
-        if rate is None:
-            continue
-        net = replace(taxed, values=tuple(
-            replace(v, key=(v.key[0], round(v.key[1] / (1 + rate / 100), 2), v.key[2])) if v.kind == MONEY else v
-            for v in taxed.values))
-        gross_hit = value_contradiction(taxed, other, similarity)
-        net_hit = value_contradiction(net, other, similarity)
-        if gross_hit is None or net_hit is None or gross_hit[0] != MONEY or net_hit[0] != MONEY:
-            continue
-        strength = TAX_CONVERTED_STRENGTH * min(gross_hit[1], net_hit[1])
-        said_taxed, said_other = f"{gross_hit[2]} including {rate:g}% tax", gross_hit[3]
-        said = (said_other, said_taxed) if flip else (said_taxed, said_other)
-        return Contradiction("price", strength * (0.55 + 0.45 * min(1.0, max(0.0, (similarity - VALUE_MIN_SIMILARITY_WITH_OVERLAP)
-                                                                                / (1 - VALUE_MIN_SIMILARITY_WITH_OVERLAP)))),
-                             *said, a, b)
-    return None
 
 
 VALUE_MIN_OVERLAP = 0.25

@@ -44,14 +44,6 @@ def test_daily_hours_are_compared_day_by_day(vectors):
     assert found(same_every_day, vectors) == []
 
 
-def test_a_price_with_its_stated_tax_rate_is_compared_before_and_after_tax(vectors):
-    taxed = "Our prices exclude 20% VAT, so a locker costs £36 a month including VAT."
-    assert [f.type for f in found(pair(taxed, "A locker costs £25 a month."), vectors)] == ["price"]
-    assert found(pair(taxed, "A locker costs £30 a month."), vectors) == []  # the net figure
-    assert found(pair(taxed, "A locker costs £36 a month."), vectors) == []  # the gross figure
-    assert found(pair("A locker costs £36 a month including VAT.", "A locker costs £25 a month."), vectors) == []  # no rate
-
-
 def test_the_days_after_an_every_day_label_are_the_hours_own(vectors):
     # "seven days a week:" names every day, but the Sunday hours are the ones after "and on Sundays".
     articles = pair("Mon-Sat 09:00-19:00, Sun 12:00-16:00.",
