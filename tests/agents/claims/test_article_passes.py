@@ -14,16 +14,6 @@ from .support import claim as _claim
 from .support import found, pair
 
 
-def test_prices_of_one_named_thing_compare_however_differently_worded(vectors):
-    table = "| Course | Lessons per week | Price per week |\n|---|---|---|\n| Evening pottery | 3 | $40 |\n| Life drawing | 2 | $30 |"
-    page = ("Shape clay on the wheel with a potter who has taught for twenty years; beginners welcome. "
-            "The course costs $35 per week, and you can stay for anything from 1 to 10 weeks.")
-    same = pair(table, page, first_title="Course fees 2026", second_title="Evening pottery")
-    assert [f.type for f in found(same, vectors)] == ["price"]
-    other = pair(table, page, first_title="Course fees 2026", second_title="Weekend ceramics")
-    assert found(other, vectors) == []
-
-
 def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vectors):
     # Three articles, so that the place's name is the knowledge base's own, not the business's (named on most pages).
     unrelated = ArticleText(ref="kb-3", title="Gift cards", body="Gift cards are sold in any amount from $10.",
