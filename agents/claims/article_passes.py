@@ -1,48 +1,16 @@
-"""Passes over two whole articles, beyond the aligned claim pairs: a phone number with two digits swapped,
-two numbers for one named place, and an announced change against what the other article still states."""
+"""Passes over two whole articles, beyond the aligned claim pairs: a phone number with two digits swapped, and
+two numbers for one named place."""
 from __future__ import annotations
 
-import functools
-import re
-
-from .analysis import ClaimFacts, content_stems, stem
+from .analysis import ClaimFacts, content_stems
 from .contradiction import Contradiction
-from .scope import proper_names, scopes_differ, scopes_uneven
-from .subject import statement_subject
+from .scope import proper_names, scopes_differ
 from .value_rules import own_head
 from .values import (
     PHONE,
     Value,
     equal_values,
 )
-
-# "Our X has moved", "the Y has changed": a claim that what it names is no longer as stated elsewhere.
-CHANGE_ANNOUNCED_RE = re.compile(r"\b(?:has|have) (?:now )?(?:moved|relocated|changed|closed|been (?:moved|relocated|replaced|"
-                                 r"discontinued|withdrawn))\b", re.I)
-ANNOUNCED_CHANGE_MIN_SIMILARITY = 0.4
-ANNOUNCED_CHANGE_MIN_SUBJECT = 2
-ANNOUNCED_CHANGE_STRENGTH = 0.6
-
-
-@functools.lru_cache(maxsize=32768)
-def announces_change(text: str) -> bool:
-    return CHANGE_ANNOUNCED_RE.search(text) is not None
-
-
-def _announced_change(a: ClaimFacts, b: ClaimFacts, similarity: float) -> tuple[str, str] | None:
-    """One claim announces that a thing has moved or changed ("Our harbour kiosk has moved.") and the other
-    states where or when that thing is ("Harbour kiosk: on the quay, open 9-5"): the other is the old state."""
-    if similarity < ANNOUNCED_CHANGE_MIN_SIMILARITY:
-        return None
-    for change, stated, flip in ((a, b, False), (b, a, True)):
-        if not announces_change(change.claim.text) or announces_change(stated.claim.text):
-            continue
-        subject = statement_subject(change.claim.text) or frozenset()
-        if len(subject) >= ANNOUNCED_CHANGE_MIN_SUBJECT and {stem(w) for w in subject} <= stated.content | {
-                stem(w) for w in content_stems(stated.claim.context)}:
-            said = (change.claim.text, stated.claim.text)
-            return said[::-1] if flip else said
-    return None
 
 
 def _one_transposition(x: str, y: str) -> bool:
@@ -98,23 +66,3 @@ def named_contacts(claims_a, claims_b, scopes_a, scopes_b, *, known_names: froze
                     if purpose(a, x) == purpose(b, y):
                         return Contradiction("contact", NAMED_CONTACT_CONFIDENCE, x.text, y.text, a, b)
     return None
-
-
-def announced_changes(claims_a, claims_b, similarity, scopes_a, scopes_b) -> Contradiction | None:
-    """Claims that announce a change ("… has moved") against what the other article states of that thing,
-    looked for beyond the alignment floor: the announcement is worded unlike the statement it makes old."""
-    announcing_a = [i for i, a in enumerate(claims_a) if announces_change(a.claim.text)]
-    announcing_b = [j for j, b in enumerate(claims_b) if announces_change(b.claim.text)]
-    pairs = {(i, j) for i in announcing_a for j in range(len(claims_b))}
-    pairs |= {(i, j) for j in announcing_b for i in range(len(claims_a))}
-    best = None
-    for i, j in sorted(pairs):
-        if scopes_differ(scopes_a[i], scopes_b[j]):
-            continue
-        moved = _announced_change(claims_a[i], claims_b[j], float(similarity[i, j]))
-        if moved is not None:
-            damping = 0.85 if scopes_uneven(scopes_a[i], scopes_b[j]) else 1.0
-            found = Contradiction("procedure", damping * ANNOUNCED_CHANGE_STRENGTH, *moved, claims_a[i], claims_b[j])
-            if best is None or found.confidence > best.confidence:
-                best = found
-    return best

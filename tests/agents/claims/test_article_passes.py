@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-import numpy as np
-
-from agents.claims.article_passes import NAMED_CONTACT_CONFIDENCE, announced_changes, transposed_contact
+from agents.claims.article_passes import NAMED_CONTACT_CONFIDENCE, transposed_contact
 from agents.types import ArticleText
 
 from .support import claim as _claim
@@ -36,15 +34,6 @@ def test_two_numbers_for_one_named_place_conflict_however_differently_worded(vec
     assert found(agreeing, vectors) == []
 
 
-def test_an_announced_move_makes_the_other_articles_statement_old(vectors):
-    moved = "Where is the ticket kiosk?\nOur ticket kiosk has moved. You now buy tickets from the machines by the car park."
-    stated = "Ticket kiosk: next to platform 2, staffed daily 07:00-19:00."
-    assert [f.refs for f in found(pair(stated, moved, first_title="Station guide", second_title="Buying tickets"), vectors)] == [
-        ("kb-1", "kb-2")]
-    other = "Lost property: ask at the station office, staffed daily 07:00-19:00."
-    assert found(pair(other, moved, first_title="Station guide", second_title="Buying tickets"), vectors) == []
-
-
 def test_a_phone_number_with_two_neighbouring_digits_swapped_is_a_mistyped_copy():
     desk = _claim("Call the booking desk on 0117 496 0382.")[0]
     swapped = _claim("Bookings: 0117 496 0328.")[0]
@@ -53,14 +42,3 @@ def test_a_phone_number_with_two_neighbouring_digits_swapped_is_a_mistyped_copy(
     assert (hit.type, hit.said_a, hit.said_b) == ("contact", "0117 496 0382", "0117 496 0328")
     assert transposed_contact([desk], [far_apart]) is None
     assert transposed_contact([desk], [desk]) is None  # the same number agrees
-
-
-def test_an_announced_move_makes_the_statement_of_that_thing_old():
-    moved, moved_scope = _claim("Our bike workshop has moved.")
-    stated, stated_scope = _claim("Bike workshop: under the station arch, open 8-6.")
-    other, other_scope = _claim("Left luggage: under the station arch, open 8-6.")
-    close = np.array([[0.45]])
-    hit = announced_changes([moved], [stated], close, [moved_scope], [stated_scope])
-    assert (hit.type, hit.said_a, hit.said_b) == ("procedure", moved.claim.text, stated.claim.text)
-    assert announced_changes([moved], [other], close, [moved_scope], [other_scope]) is None
-    assert announced_changes([moved], [stated], np.array([[0.2]]), [moved_scope], [stated_scope]) is None
