@@ -46,8 +46,7 @@ def ablations() -> dict[str, list[tuple[object, str, object]]]:
     out = {name: [(compare, "FAMILIES", tuple(f for f in compare.FAMILIES if f[0] != name))]
            for name, _ in compare.FAMILIES}
     out["two places"] = [(compare, "two_places", _nothing)]
-    for name in ("transposed_contact", "named_contacts"):
-        out[name.replace("_", " ")] = [(claims, name, _nothing)]
+    out["transposed contact"] = [(claims, "transposed_contact", _nothing)]
     return out
 
 
