@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from .analysis import ClaimFacts
 from .contradiction import Contradiction
-from .values import (
-    PHONE,
-)
+from .values import PHONE
 
 
 def _one_transposition(x: str, y: str) -> bool:

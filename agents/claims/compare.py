@@ -14,10 +14,8 @@ from .denial_rules import (
 )
 from .near_copy import near_copy_difference, template_siblings
 from .places import (
-    ORIGIN_STRENGTH,
     PLACE_STRENGTH,
     RESTRICTION_STRENGTH,
-    origin_against_any_place,
     two_places,
     widened_channels,
 )
@@ -27,12 +25,6 @@ from .value_rules import (
     TAX_UNSAID_DAMPING,
     value_finding,
 )
-
-
-def _origin_finding(p: AlignedPair) -> Finding | None:
-    """An item sent back to the one place it came from against "at any of our places"."""
-    origin = origin_against_any_place(p.a, p.b, similarity=p.similarity)
-    return None if origin is None or p.statements_apart else ("procedure", ORIGIN_STRENGTH, *origin)
 
 
 def _widened_finding(p: AlignedPair) -> Finding | None:
@@ -46,7 +38,6 @@ FAMILIES: tuple[tuple[str, Callable[[AlignedPair], Finding | None]], ...] = (
     ("values", value_finding),
     ("denial", denial_finding),
     ("crossed channel", crossed_channel_finding),
-    ("origin against any place", _origin_finding),
     ("widened channels", _widened_finding),
 )
 

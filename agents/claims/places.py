@@ -58,30 +58,6 @@ def widened_channels(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tupl
     return None
 
 
-# "the library that lent them", "the same shop you collected it from": the one place something came from.
-ORIGIN_PLACE_RE = re.compile(r"\b(?:the|same) (?:same )?(?:\w+ )?" + PLACE_WORDS + r" (?:that|where|which|you)\b"
-                             r"(?: \w+){0,4} (?:lent|ordered|collected|hired|bought|borrowed|picked|rented)\b", re.I)
-# "at any of our three libraries", "at whichever of our shops", "to either branch": every place alike, as where
-# something is done ("within 10 km of either branch" is no such place).
-ANY_PLACE_RE = re.compile(r"\b(?:at|to|in|into) (?:any|whichever|either) (?:of (?:our|the) )?(?:\w+ )?" + PLACE_WORDS + r"\b",
-                          re.I)
-ORIGIN_MIN_SIMILARITY = 0.45
-ORIGIN_STRENGTH = 0.65
-
-
-def origin_against_any_place(a: ClaimFacts, b: ClaimFacts, *, similarity: float) -> tuple[str, str] | None:
-    """One claim sends something back to the one place it came from ("to the library that lent them"), the other
-    takes it at any place ("at any of our libraries"), both about the same thing: (what each says)."""
-    if similarity < ORIGIN_MIN_SIMILARITY or a.negative or b.negative:
-        return None
-    for origin, anywhere, flip in ((a, b, False), (b, a, True)):
-        if (_says(ORIGIN_PLACE_RE, origin.claim.text) and _says(ANY_PLACE_RE, anywhere.claim.text)
-                and not _says(ANY_PLACE_RE, origin.claim.text) and _topic(origin) & _topic(anywhere)):
-            said = (origin.claim.text, anywhere.claim.text)
-            return said[::-1] if flip else said
-    return None
-
-
 def _topic(facts: ClaimFacts) -> frozenset[str]:
     """What a claim is about, its question's words included ("Where are meetings held?" "Only at the office.")."""
     return (facts.content | _question_stems(facts.claim.question)) - CHANNEL_TOPIC_WORDS

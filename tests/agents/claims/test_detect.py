@@ -49,8 +49,6 @@ CONFLICTS = {
     "always collected against delivered": (
         "Repaired watches are always collected from the shop where you left them, so that we can check the fit.",
         "You can now have repaired watches left at one of our shops delivered free to your home."),
-    "the place it came from against any place": ("Hired bikes have to go back to the shop that rented them out.",
-                                                 "Return your hired bikes at any of our four shops."),
     "a denial of what the other says is new": (
         "We deliver on Fridays and Saturdays between 9 am and 6 pm, and we now also deliver to island addresses across "
         "most of the county.",

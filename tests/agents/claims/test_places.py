@@ -4,7 +4,7 @@ Every case is written in new wording for these tests (no data set's sentences or
 """
 from __future__ import annotations
 
-from agents.claims.places import origin_against_any_place, two_places, widened_channels
+from agents.claims.places import two_places, widened_channels
 from agents.types import CONFLICT_TYPES, ArticleText
 
 from .support import claim, found
@@ -32,17 +32,6 @@ def test_a_restriction_to_one_channel_against_a_wider_offer_of_the_same_action()
     assert widened_channels(narrow, wide, similarity=0.4) is None  # claims this far apart are not about one action
     other_action = claim("Invoices are handled by video call or at either of our offices.")[0]
     assert widened_channels(narrow, other_action, similarity=0.6) is None
-
-
-def test_the_place_something_came_from_against_any_place():
-    origin = claim("Hired paddleboards must go back to the shop that rented them out.")[0]
-    anywhere = claim("Return hired paddleboards at any of our three shops.")[0]
-    said = (origin.claim.text, anywhere.claim.text)
-    assert origin_against_any_place(origin, anywhere, similarity=0.6) == said
-    assert origin_against_any_place(anywhere, origin, similarity=0.6) == said[::-1]
-    assert origin_against_any_place(origin, anywhere, similarity=0.3) is None
-    parcels = claim("Parcels can be collected at any of our three shops.")[0]
-    assert origin_against_any_place(origin, parcels, similarity=0.6) is None  # about another thing
 
 
 def test_one_thing_kept_in_two_places_names_both_places():
