@@ -5,8 +5,8 @@ taken out, in the product's mode (the judge as JUDGE_MODE says), side by side in
 
 Issue 27 retires a family whose removal costs less than 0.01 F1 on the dev half (`figure: ablation_*` lines,
 one per family: the F1 change when it is taken out; "retire" when above -0.01). Families are those of
-agents.claims.compare.FAMILIES, the settlement that returns a finding outright (one thing in two named places) and
-the pass over whole articles (a transposed phone number). A family is
+agents.claims.compare.FAMILIES, the settlements that return a finding outright (a name swapped in a copy, one
+thing in two named places) and the pass over whole articles (a transposed phone number). A family is
 taken out for the run by replacing it with one that finds nothing; nothing else changes.
 """
 from __future__ import annotations
@@ -41,10 +41,18 @@ def _nothing(*args, **kwargs):
     return None
 
 
+def _without_name_swap(inner):
+    def near_copy_difference(a, b):
+        found = inner(a, b)
+        return None if found is not None and found[3] else found
+    return near_copy_difference
+
+
 def ablations() -> dict[str, list[tuple[object, str, object]]]:
     """Family name -> the (module, attribute, replacement) patches that take it out."""
     out = {name: [(compare, "FAMILIES", tuple(f for f in compare.FAMILIES if f[0] != name))]
            for name, _ in compare.FAMILIES}
+    out["name swap"] = [(compare, "near_copy_difference", _without_name_swap(compare.near_copy_difference))]
     out["two places"] = [(compare, "two_places", _nothing)]
     out["transposed contact"] = [(claims, "transposed_contact", _nothing)]
     return out

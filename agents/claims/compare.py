@@ -1,7 +1,7 @@
-"""Comparing two aligned claims: first what settles the pair outright (one template line on sibling pages, one
-thing kept in two named places, scopes that differ), then every rule family in FAMILIES on the pair, each in its
-own module (value_rules, denial_rules, places); the strongest finding, damped by exceptions and uneven scopes, is
-the pair's."""
+"""Comparing two aligned claims: first what settles the pair outright (a name swapped in a copied sentence, a
+template line on each product's own page, one thing kept in two named places, scopes that differ), then every
+rule family in FAMILIES on the pair, each in its own module (value_rules, denial_rules, places); the
+strongest finding, damped by exceptions and uneven scopes, is the pair's."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,7 +12,7 @@ from .denial_rules import (
     crossed_channel_finding,
     denial_finding,
 )
-from .near_copy import near_copy_difference, template_siblings
+from .near_copy import NAME_SWAP_CONFIDENCE, near_copy_difference, own_page_names, template_siblings
 from .places import (
     PLACE_STRENGTH,
     RESTRICTION_STRENGTH,
@@ -44,6 +44,11 @@ FAMILIES: tuple[tuple[str, Callable[[AlignedPair], Finding | None]], ...] = (
 
 def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: Scope, scope_b: Scope) -> Contradiction | None:
     near_copy = near_copy_difference(a, b)
+    if near_copy is not None and near_copy[3]:
+        if own_page_names(a, b, near_copy):
+            return None  # own_page_siblings
+        # The same sentence with only a name swapped: the name is what the copies disagree on, not a scope.
+        return Contradiction(near_copy[0], NAME_SWAP_CONFIDENCE, near_copy[1], near_copy[2], a, b)
     if template_siblings(a, b):
         return None
     places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)

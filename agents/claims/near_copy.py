@@ -17,6 +17,7 @@ from .subject import Relation, phrase_stems, relation, subject_of
 NEAR_COPY_RATIO = 0.8
 YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
 NEAR_COPY_MAX_WORDS = 80
+NAME_SWAP_CONFIDENCE = 0.8
 TRIM = ",.;:()!?"
 
 
@@ -104,5 +105,8 @@ def near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, b
 def own_page_siblings(a: ClaimFacts, b: ClaimFacts) -> bool:
     """One template sentence on each product's own page ("Our Lite team …" / "Our Max team …"): the claims
     differ only in a name, and each names the page it stands on. Each says something of its own subject."""
-    near_copy = near_copy_difference(a, b)
+    return own_page_names(a, b, near_copy_difference(a, b))
+
+
+def own_page_names(a: ClaimFacts, b: ClaimFacts, near_copy: tuple[str, str, str, bool] | None) -> bool:
     return bool(near_copy and near_copy[3] and _each_names_its_own_page(a, near_copy[1], b, near_copy[2]))

@@ -36,6 +36,8 @@ CONFLICTS = {
     "a price before tax against one that does not say": ("Two window cleaners and a ladder van: £70 per hour",
                                                          "For two window cleaners and a van we charge £82 an hour plus VAT."),
     "transposed phone digits": ("For bookings, call us on 0161 496 0275.", "Our booking line is 0161 496 0257."),
+    "near-copy with another name": ("The studio manager, Marta Okafor, answers complaints within a week.",
+                                    "The studio manager, Lena Okafor, answers complaints within a week."),
     "a permission against a passive denial": ("You are welcome to bring your own snacks into the cinema.",
                                               "We're sorry, but outside snacks are not allowed in the cinema, except baby food."),
     "a denial that reaches past its auxiliaries": (

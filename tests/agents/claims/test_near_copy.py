@@ -1,4 +1,4 @@
-"""agents.claims.near_copy: template lines on each product's own page and on sibling pages are no copies.
+"""agents.claims.near_copy: copied sentences that differ only in a name; template lines on each product's own page.
 Every case is written in new wording for these tests (no data set's sentences or names).
 """
 from __future__ import annotations
@@ -7,6 +7,15 @@ from agents.claims.near_copy import own_page_siblings
 
 from .support import claim as _claim
 from .support import found, pair
+
+
+def test_a_template_sentence_on_each_products_own_page_is_no_name_swap(vectors):
+    articles = pair("Our Lite Broadband team answers every message sent through the chat in the app.",
+                    "Our Max Broadband team answers every message sent through the chat in the app.",
+                    first_title="Lite Broadband: support", second_title="Max Broadband: support")
+    assert found(articles, vectors) == []
+    edited_copy = pair(articles[0].body, articles[1].body, first_title="Support", second_title="Support team")
+    assert [f.type for f in found(edited_copy, vectors)] == ["other"]
 
 
 def test_one_template_line_on_sibling_pages_is_each_pages_own(vectors):
