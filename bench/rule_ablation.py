@@ -54,7 +54,8 @@ def ablations() -> dict[str, list[tuple[object, str, object]]]:
            for name, _ in compare.FAMILIES}
     out["name swap"] = [(compare, "near_copy_difference", _without_name_swap(compare.near_copy_difference))]
     out["two places"] = [(compare, "two_places", _nothing)]
-    out["transposed contact"] = [(claims, "transposed_contact", _nothing)]
+    for name in ("transposed_contact", "same_subject_prices"):
+        out[name.replace("_", " ")] = [(claims, name, _nothing)]
     return out
 
 

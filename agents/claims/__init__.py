@@ -24,7 +24,7 @@ from agents.judge import StatementPair
 from agents.types import ArticleText, ConflictFinding, pair_key
 
 from .analysis import VECTOR_CACHE_ARTICLES, ClaimFacts, ClaimVectors, Encoder, analyse_text
-from .article_passes import transposed_contact
+from .article_passes import same_subject_prices, transposed_contact
 from .compare import compare_claims
 from .contradiction import Contradiction
 from .judged import (
@@ -221,7 +221,8 @@ def detect_claim_conflicts(*, articles: list[ArticleText], now: dt.date | None =
                                         scope_a=scopes[ref_a][i], scope_b=scopes[ref_b][j]))
         # Strongest first (a stable sort: of equals, the first found); the rest is what a veto falls back on.
         ranked = sorted((f for f in found if f is not None), key=lambda f: -f.confidence)
-        rule_findings[key], fallbacks[key] = (ranked[0], ranked[1:]) if ranked else (None, [])
+        best, fallbacks[key] = (ranked[0], ranked[1:]) if ranked else (None, [])
+        rule_findings[key] = best or same_subject_prices(facts[ref_a], facts[ref_b], similarity, scopes[ref_a], scopes[ref_b])
     flagged = [key for key, rule in rule_findings.items() if rule is not None]
     if judge is not None and judge.mode == "veto":
         # Findings below min_confidence are left out below whatever the judge says: it reads only the others.
