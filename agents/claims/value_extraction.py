@@ -183,12 +183,19 @@ def _parse_date(text: str, year: int) -> dt.date | None:
 
 PHONE_MIN_DIGITS = 7
 DIGIT_RE = re.compile(r"\d")
+# The matchers' candidates are digit groups joined by at most four punctuation marks (x among them), then perhaps an
+# extension: without an extension marker, a number with PHONE_MIN_DIGITS digits is such a run ("€1,250 from 1 May
+# 2026" has seven digits and none).
+PHONE_RUN_RE = re.compile(r"\d(?:(?:[^\w\n]|[xXｘー_]){0,4}\d){%d,}" % (PHONE_MIN_DIGITS - 1))
+EXTENSION_MARK_RE = re.compile(r"ext|ｅ?ｘｔ|#|＃|доб|anexo|int", re.I)
 
 
 def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out: list[Value] = []
     if len(DIGIT_RE.findall(text)) < PHONE_MIN_DIGITS:
         return out  # no number of the text can have enough digits: the matchers (slow) are not run
+    if not PHONE_RUN_RE.search(text) and not EXTENSION_MARK_RE.search(text):
+        return out  # the digits are spread over numbers too short to be phone numbers
     for region in PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
             span = (match.start, match.end)

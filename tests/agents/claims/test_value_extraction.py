@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.claims.value_extraction import extract_values
-from agents.claims.values import AGE, CLOCK, MONEY
+from agents.claims.values import AGE, CLOCK, MONEY, PHONE
 
 from .support import only
 
@@ -133,3 +133,20 @@ def test_a_hedged_length_of_time_is_an_estimate_equal_within_a_tenth():
     assert not equal_values(estimate, duration("The glacier hike takes 2 hours."))
     # exact on both sides: 90 against 95 minutes differ
     assert not equal_values(duration("It takes 90 minutes."), duration("It takes 95 minutes."))
+
+
+@pytest.mark.parametrize("text, national", [
+    ("Ring the depot on +44 (0)20 7946 0018 before noon.", "2079460018"),
+    ("Bookings: 0161-496-0772.", "1614960772"),
+    ("Call +44 117 496 0283 ext. 214 for the workshop.", "1174960283"),
+    ("Our desk (555) 014-2231 x12 answers until 6 pm.", "5550142231"),
+])
+def test_phone_numbers_are_read_in_every_common_layout(text, national):
+    phones = [v for v in extract_values(text, year=2026) if v.kind == PHONE]
+    assert [v.key[0] for v in phones] == [national]
+
+
+def test_short_numbers_with_many_digits_between_them_are_no_phone_number():
+    # Seven digits in all, but no run of them long enough to dial: the phone matchers are not needed.
+    text = "From 1 May 2026 a locker costs €12 for 30 days."
+    assert [v for v in extract_values(text, year=2026) if v.kind == PHONE] == []
