@@ -94,7 +94,8 @@ def _written(path: Path):
         partial.unlink(missing_ok=True)
 
 
-# Padded tokens per encoder run (bench: 2,048 beat 4,096 and a fixed 64 texts on index-sized calls).
+# Padded tokens per encoder run: at 1,024 an index sync's ten calls of ~250 texts cost what one call of all of them
+# does (at 2,048 12% more; 2,048 had beaten 4,096 and a fixed 64 texts; bench/index.py).
 TOKENS_PER_BATCH = 1024
 
 

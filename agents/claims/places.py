@@ -22,7 +22,6 @@ RESTRICTION_RE = re.compile(r"\b(?:only|exclusively|solely|always|never|no longe
 RESTRICTION_MIN_SIMILARITY = 0.5
 RESTRICTION_STRENGTH = 0.7
 RESTRICTION_MIN_SHARED_TOPIC = 2
-PLACE_WORDS = r"(?:branch(?:es)?|shops?|librar(?:y|ies)|stores?|offices?|locations?|stations?|desks?|depots?|clinics?)"
 # Words that name a channel or place, not what is done there.
 CHANNEL_TOPIC_WORDS = frozenset({"online", "app", "phone", "post", "email", "e-mail", "video", "call", "office", "desk",
                                  "branch", "person", "store", "shop", "website", "portal", "either", "any", "library",

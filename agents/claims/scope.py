@@ -310,8 +310,7 @@ def scopes_differ(a: Scope, b: Scope) -> bool:
         return True
     if a.tax != b.tax and "included" in a.tax | b.tax and not (a.tax_inherited or b.tax_inherited):
         # A price with tax and one without are different figures. "$40 an hour plus tax" against a bare "$35 per
-        # hour" is compared: prices are quoted before tax or the text does not say (the tax-converted comparison
-        # handles a price that includes it).
+        # hour" is compared: prices are quoted before tax or the text does not say.
         return True
     if a.special_case != b.special_case:
         return True  # "late check-out" is a special case of "check-out", not another claim about it

@@ -187,7 +187,8 @@ DIGIT_RE = re.compile(r"\d")
 # extension: without an extension marker, a number with PHONE_MIN_DIGITS digits is such a run ("€1,250 from 1 May
 # 2026" has seven digits and none).
 PHONE_RUN_RE = re.compile(r"\d(?:(?:[^\w\n]|[xXｘー_]){0,4}\d){%d,}" % (PHONE_MIN_DIGITS - 1))
-EXTENSION_MARK_RE = re.compile(r"ext|ｅ?ｘｔ|#|＃|доб|anexo|int", re.I)
+# An extension label after a digit, as the matchers read one (its digits count towards PHONE_MIN_DIGITS).
+EXTENSION_MARK_RE = re.compile(r"\d[ \u00a0\t,]*(?:;ext=|e?xt|ｅ?ｘｔ|доб|anexo|[xｘ#＃~～]|int|ｉｎｔ)|[- ]\d{1,6}#", re.I)
 
 
 def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:

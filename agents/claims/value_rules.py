@@ -1,5 +1,5 @@
 """Values that cannot both hold: two values of one kind about one thing (its subject and head words decide
-that), ages, unlimited against a limit, clock hours by day, and prices with and without tax."""
+that), ages, unlimited against a limit, clock hours by day."""
 from __future__ import annotations
 
 import functools

@@ -1,5 +1,5 @@
 """agents.claims.compare: the pair's outright settlements and every rule family run on it, the strongest
-finding kept (each family has its own test module: test_value_rules, test_near_copy, test_denial_rules; the
+finding kept (each family has its own test module: test_value_rules, test_denial_rules, test_places; the
 passes over whole articles are in test_article_passes). Every case is written in new wording for these tests
 (no data set's sentences or names).
 """

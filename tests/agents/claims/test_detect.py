@@ -129,8 +129,6 @@ AGREEING = {
     "a denial that ends at a dash": ("Upload your forms in the app.", "Forms can't be posted - upload them in the app."),
     "one thing collected, another delivered": ("Repaired watches are always collected from the shop where you left them.",
                                                "Watch straps are delivered free to your home."),
-    "the place it came from, and a distance from any place": ("Bring the canoe back to the shop where you hired it.",
-                                                              "Within 5 miles of either shop we'll bring you a spare canoe."),
     "a place that answers where, for another thing": ("Where do I park my bike?\nIn the rack by the gate.",
                                                       "Spare helmets are kept behind the reception desk."),
     "a place for each thing": ("Bikes are kept at the Boat House.", "Helmets are kept at Visitor Reception."),

@@ -1,5 +1,5 @@
 """agents.claims.places: where or through which channel one action is done (a restriction against a
-widening, the place something came from against any place, one thing kept in two named places).
+widening, one thing kept in two named places).
 Every case is written in new wording for these tests (no data set's sentences or names).
 """
 from __future__ import annotations

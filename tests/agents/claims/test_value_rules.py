@@ -1,4 +1,4 @@
-"""agents.claims.value_rules: values of one kind that cannot both hold (subjects, heads, days, tax).
+"""agents.claims.value_rules: values of one kind that cannot both hold (subjects, heads, days).
 Every case is written in new wording for these tests (no data set's sentences or names).
 """
 from __future__ import annotations
