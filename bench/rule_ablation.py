@@ -6,8 +6,8 @@ taken out, in the product's mode (the judge as JUDGE_MODE says), side by side in
 Issue 27 retires a family whose removal costs less than 0.01 F1 on the dev half (`figure: ablation_*` lines,
 one per family: the F1 change when it is taken out; "retire" when above -0.01). Families are those of
 agents.claims.compare.FAMILIES, the settlements that return a finding outright (a name swapped in a copy, one
-thing in two named places) and the passes over whole articles (a transposed phone number, prices of one named thing). A family is
-taken out for the run by replacing it with one that finds nothing; nothing else changes.
+thing in two named places) and the passes over whole articles (a transposed phone number, prices of one named
+thing). A family is taken out for the run by replacing it with one that finds nothing; nothing else changes.
 """
 from __future__ import annotations
 

@@ -54,9 +54,7 @@ def compare_claims(a: ClaimFacts, b: ClaimFacts, *, similarity: float, scope_a: 
     places = two_places(a, b, similarity=similarity, scope_a=scope_a, scope_b=scope_b)
     if places is not None:  # one thing kept in two named places: the names are what differs, not a scope
         return Contradiction("procedure", PLACE_STRENGTH, *places, a, b)
-    if pages_named_apart(scope_a, scope_b, a.claim.with_heading, b.claim.with_heading):
-        return None
-    if scopes_differ(scope_a, scope_b):
+    if pages_named_apart(scope_a, scope_b, a.claim.with_heading, b.claim.with_heading) or scopes_differ(scope_a, scope_b):
         return None
     damping = 1.0
     if scope_a.has_exception or scope_b.has_exception:

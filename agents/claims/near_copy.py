@@ -15,7 +15,6 @@ from .subject import Relation, phrase_stems, relation, subject_of
 
 
 NEAR_COPY_RATIO = 0.8
-YEAR_RE = re.compile(r"1[5-9]\d\d|20\d\d")
 NEAR_COPY_MAX_WORDS = 80
 NAME_SWAP_CONFIDENCE = 0.8
 TRIM = ",.;:()!?"
@@ -66,7 +65,8 @@ def _word_counts(text: str) -> Counter:
 
 def near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, bool] | None:
     """Two near-identical claims: (type, what one says, what the other says, only a name differs) when the
-    words that differ are a denial or a name."""
+    words that differ are a denial, a name or a number. Only a name swap's finding reads the type and words; for
+    the rest, that the claims are copies lets the values family compare them."""
     words_a, words_b = a.claim.text.split(), b.claim.text.split()
     if max(len(words_a), len(words_b)) > NEAR_COPY_MAX_WORDS:
         return None  # the diff is quadratic; a near-copy is a sentence, not a page
@@ -97,8 +97,7 @@ def near_copy_difference(a: ClaimFacts, b: ClaimFacts) -> tuple[str, str, str, b
         if (op == "replace" and re.search(r"\d", left) and re.search(r"\d", right)
                 and left.strip(TRIM) != right.strip(TRIM) and _copied_number_differs(a, left, b, right)):
             # A number the copy changed, in whatever format the value parsers may not read.
-            years = YEAR_RE.fullmatch(left.strip(TRIM)) and YEAR_RE.fullmatch(right.strip(TRIM))
-            return ("date" if years else "quantity"), left.strip(TRIM), right.strip(TRIM), False
+            return "quantity", left.strip(TRIM), right.strip(TRIM), False
     return None
 
 
