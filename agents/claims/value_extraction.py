@@ -198,11 +198,16 @@ def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     if not PHONE_RUN_RE.search(text) and not EXTENSION_MARK_RE.search(text):
         return out  # the digits are spread over numbers too short to be phone numbers
     for region in PHONE_REGIONS:
+        own_code = phonenumbers.country_code_for_region(region)
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
             span = (match.start, match.end)
             if _overlaps(span, taken) or len(re.sub(r"\D", "", match.raw_string)) < PHONE_MIN_DIGITS:
                 continue
             number = match.number
+            if number.country_code != own_code and "+" not in match.raw_string and not phonenumbers.is_valid_number(number):
+                # Read through this region's international prefix written as digits: "0114 496 0283" is not
+                # 011 (North America's) + 44 + 960283. A later region reads it as the national number it is.
+                continue
             key = (str(number.national_number),)
             out.append(Value(PHONE, key, match.start, match.end, match.raw_string))
             taken.append(span)

@@ -141,6 +141,12 @@ def test_a_hedged_length_of_time_is_an_estimate_equal_within_a_tenth():
     ("Bookings: 0161-496-0772.", "1614960772"),
     ("Call +44 117 496 0283 ext. 214 for the workshop.", "1174960283"),
     ("Our desk (555) 014-2231 x12 answers until 6 pm.", "5550142231"),
+    # UK area codes starting 011 are not North America's international prefix 011 ...
+    ("Call 0117 496 0283 ext. 214 for the workshop.", "1174960283"),
+    ("The studio is on 0114 496 0283.", "1144960283"),
+    # ... which, followed by a country code and a whole number, still is one
+    ("From the US dial 011 44 117 496 0283.", "1174960283"),
+    ("From abroad dial 00 44 161 496 0772.", "1614960772"),
 ])
 def test_phone_numbers_are_read_in_every_common_layout(text, national):
     phones = [v for v in extract_values(text, year=2026) if v.kind == PHONE]
