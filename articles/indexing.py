@@ -175,13 +175,18 @@ def _index_pipelined(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
         planned = _index_plan(batches[0])
         pending = encoder.submit(_index_embed, _index_texts(planned))
+        carried: dict[str, np.ndarray] = {}
         for number in range(len(batches)):
             following = _index_plan(batches[number + 1]) if number + 1 < len(batches) else None
-            vectors = pending.result()
+            vectors = {**carried, **pending.result()}
             if following is not None:
                 if before_batch is not None:
                     before_batch()  # the encoder is idle and this thread waits: nothing of the re-sync runs
-                pending = encoder.submit(_index_embed, _index_texts(following))
+                # The next batch was planned before this one's vectors were known: what both embed (a sentence
+                # many articles state) is not sent to the encoder again.
+                texts = _index_texts(following)
+                carried = {text: vectors[text] for text in texts if text in vectors}
+                pending = encoder.submit(_index_embed, [text for text in texts if text not in carried])
             written += _index_write(planned, vectors)
             planned = following
             if on_progress:

@@ -120,6 +120,34 @@ def test_the_index_sync_embeds_each_text_once_and_no_claim_text_it_embedded_befo
     assert float((vectors * embed_texts(claim_texts(title=version.title, body=body))).sum(axis=1).min()) > 0.99
 
 
+@pytest.mark.django_db
+def test_a_sentence_of_two_batches_is_embedded_once_although_the_next_batch_is_planned_before_it(
+        kb, monkeypatch, no_kept_vectors):
+    """The sync plans batch n+1 while batch n is being embedded; what both would embed goes to the encoder once,
+    and each version still stores its vector."""
+    from articles import indexing as services
+    from articles.embeddings import embed_texts
+    from articles.selectors import version_claim_vectors
+
+    shared = "Lockers are free for members of the club."
+    first = make_article(kb, "faq-pool", f"The pool opens at 7 am on weekdays. {shared}", index=False)
+    second = make_article(kb, "faq-gym", f"The gym closes at 10 pm every evening. {shared}", index=False)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(services, "embed_texts", lambda batch: calls.append(list(batch)) or embed_texts(batch))
+
+    articles_reindex(article_ids=[first.pk, second.pk], batch_size=1)
+    assert len(calls) == 2  # one call per batch
+    shared_claims = set(claim_texts(title=first.current_version.title, body=first.current_version.body)) & set(
+        claim_texts(title=second.current_version.title, body=second.current_version.body))
+    assert shared_claims and shared_claims <= set(calls[0]) and not shared_claims & set(calls[1])
+    stored = version_claim_vectors(knowledge_base_id=kb.pk,
+                                   version_ids=[first.current_version_id, second.current_version_id])
+    for article in (first, second):
+        texts = claim_texts(title=article.current_version.title, body=article.current_version.body)
+        _, vectors = stored[article.current_version_id]
+        assert float((vectors * embed_texts(texts)).sum(axis=1).min()) > 0.99
+
+
 def test_kept_claim_vectors_are_handed_out_only_to_the_encoder_that_computed_them(settings, no_kept_vectors):
     vector = np.ones(384, dtype=np.float32)
     no_kept_vectors.keep({"Lockers are free.": vector}, encoder="minilm\nonnx-opt")
