@@ -80,22 +80,37 @@ def no_kept_vectors():
     claim_text_vectors.clear()
 
 
+@pytest.fixture
+def two_articles_sharing_a_sentence(kb):
+    shared = "Lockers are free for members of the club."
+    return (make_article(kb, "faq-pool", f"The pool opens at 7 am on weekdays. {shared}", index=False),
+            make_article(kb, "faq-gym", f"The gym closes at 10 pm every evening. {shared}", index=False))
+
+
+@pytest.fixture
+def encoder_calls(monkeypatch) -> list[list[str]]:
+    """The texts of every call the index sync makes to the encoder (which still embeds them)."""
+    from articles import indexing
+    from articles.embeddings import embed_texts
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(indexing, "embed_texts", lambda batch: calls.append(list(batch)) or embed_texts(batch))
+    return calls
+
+
 @pytest.mark.django_db
-def test_the_index_sync_embeds_each_text_once_and_no_claim_text_it_embedded_before(kb, monkeypatch, no_kept_vectors):
+def test_the_index_sync_embeds_each_text_once_and_no_claim_text_it_embedded_before(
+        kb, two_articles_sharing_a_sentence, encoder_calls, no_kept_vectors):
     """Chunks and claim texts go to the encoder in one call per batch, each text once (two articles stating one
     sentence), and a re-sync after an edit embeds only the sentences that changed; every version still stores
     a vector for each of its claims."""
-    from articles import indexing as services
     from articles.chunking import chunk_body
     from articles.embeddings import embed_texts
     from articles.selectors import version_claim_vectors
     from articles.services import article_edit
 
-    shared = "Lockers are free for members of the club."
-    first = make_article(kb, "faq-pool", f"The pool opens at 7 am on weekdays. {shared}", index=False)
-    second = make_article(kb, "faq-gym", f"The gym closes at 10 pm every evening. {shared}", index=False)
-    calls: list[list[str]] = []
-    monkeypatch.setattr(services, "embed_texts", lambda batch: calls.append(list(batch)) or embed_texts(batch))
+    first, second = two_articles_sharing_a_sentence
+    calls = encoder_calls
 
     articles_reindex(article_ids=[first.pk, second.pk])
     (batch,) = calls  # one encoder call for the chunks and the claims of both
@@ -122,18 +137,14 @@ def test_the_index_sync_embeds_each_text_once_and_no_claim_text_it_embedded_befo
 
 @pytest.mark.django_db
 def test_a_sentence_of_two_batches_is_embedded_once_although_the_next_batch_is_planned_before_it(
-        kb, monkeypatch, no_kept_vectors):
+        kb, two_articles_sharing_a_sentence, encoder_calls, no_kept_vectors):
     """The sync plans batch n+1 while batch n is being embedded; what both would embed goes to the encoder once,
     and each version still stores its vector."""
-    from articles import indexing as services
     from articles.embeddings import embed_texts
     from articles.selectors import version_claim_vectors
 
-    shared = "Lockers are free for members of the club."
-    first = make_article(kb, "faq-pool", f"The pool opens at 7 am on weekdays. {shared}", index=False)
-    second = make_article(kb, "faq-gym", f"The gym closes at 10 pm every evening. {shared}", index=False)
-    calls: list[list[str]] = []
-    monkeypatch.setattr(services, "embed_texts", lambda batch: calls.append(list(batch)) or embed_texts(batch))
+    first, second = two_articles_sharing_a_sentence
+    calls = encoder_calls
 
     articles_reindex(article_ids=[first.pk, second.pk], batch_size=1)
     assert len(calls) == 2  # one call per batch
