@@ -191,6 +191,19 @@ PHONE_RUN_RE = re.compile(r"\d(?:(?:[^\w\n]|[xXｘー_]){0,4}\d){%d,}" % (PHONE_
 EXTENSION_MARK_RE = re.compile(r"\d[ \u00a0\t,]*(?:;ext=|e?xt|ｅ?ｘｔ|доб|anexo|[xｘ#＃~～]|int|ｉｎｔ)|[- ]\d{1,6}#", re.I)
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid_national_elsewhere(raw: str) -> bool:
+    """Whether one of PHONE_REGIONS reads `raw` as a valid national number of its own."""
+    for region in PHONE_REGIONS:
+        try:
+            number = phonenumbers.parse(raw, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if number.country_code == phonenumbers.country_code_for_region(region) and phonenumbers.is_valid_number(number):
+            return True
+    return False
+
+
 def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     out: list[Value] = []
     if len(DIGIT_RE.findall(text)) < PHONE_MIN_DIGITS:
@@ -204,9 +217,12 @@ def _phones(text: str, taken: list[tuple[int, int]]) -> list[Value]:
             if _overlaps(span, taken) or len(re.sub(r"\D", "", match.raw_string)) < PHONE_MIN_DIGITS:
                 continue
             number = match.number
-            if number.country_code != own_code and "+" not in match.raw_string and not phonenumbers.is_valid_number(number):
-                # Read through this region's international prefix written as digits: "0114 496 0283" is not
-                # 011 (North America's) + 44 + 960283. A later region reads it as the national number it is.
+            if (number.country_code != own_code and "+" not in match.raw_string
+                    and not phonenumbers.is_valid_number(number) and _valid_national_elsewhere(match.raw_string)):
+                # Read through this region's international prefix written as digits, into no valid number, where
+                # another region reads a valid national one: "0114 496 0283" is a UK number, not North America's
+                # 011 + 44 + 960283. An invalid reading with no valid alternative stays (fictional numbers such as
+                # "00 1 555 014 2231" are invalid too, and read right through the prefix).
                 continue
             key = (str(number.national_number),)
             out.append(Value(PHONE, key, match.start, match.end, match.raw_string))

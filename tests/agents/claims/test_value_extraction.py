@@ -147,6 +147,11 @@ def test_a_hedged_length_of_time_is_an_estimate_equal_within_a_tenth():
     # ... which, followed by a country code and a whole number, still is one
     ("From the US dial 011 44 117 496 0283.", "1174960283"),
     ("From abroad dial 00 44 161 496 0772.", "1614960772"),
+    # fictional ranges (invalid to the parser) written after a prefix still read as with "+"
+    ("From the US dial 011 44 7700 900123.", "7700900123"),
+    ("From the US dial 011 44 7700 900123 ext. 21.", "7700900123"),
+    ("From Europe dial 00 1 555 014 2231.", "5550142231"),
+    ("From Australia dial 0011 1 555 014 2231 ext. 21.", "5550142231"),
 ])
 def test_phone_numbers_are_read_in_every_common_layout(text, national):
     phones = [v for v in extract_values(text, year=2026) if v.kind == PHONE]
