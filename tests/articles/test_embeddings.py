@@ -52,3 +52,28 @@ def test_each_onnx_run_pads_to_its_own_longest_text_within_the_token_budget(monk
     assert sorted({width for _, width in shapes}) == sorted(longest.values())  # each length runs among its own
     assert sum(rows for rows, _ in shapes) == len(texts)
     np.testing.assert_allclose(vectors, embed_texts(texts, backend="torch"), atol=2e-3)
+
+
+def test_encoder_runs_cover_every_text_in_order_within_the_limits_and_pad_less_than_a_greedy_cut():
+    from articles.embeddings_onnx import encoder_runs
+
+    # An index batch: a few long chunks, then statements of every length down to a heading.
+    lengths = sorted([180, 150, 149, 120, 64, 60, 59, 58, 40, 33, 31, 30, 30, 29, 17, 16, 16, 15, 9, 8, 8, 3] * 3,
+                     reverse=True)
+    runs = encoder_runs(lengths, max_rows=8, max_tokens=256, run_cost=16)
+    assert runs[0][0] == 0 and runs[-1][1] == len(lengths)
+    assert all(end == next_start for (_, end), (next_start, _) in zip(runs, runs[1:]))
+    assert all(0 < end - start <= 8 for start, end in runs)
+    assert all(end - start == 1 or (end - start) * lengths[start] <= 256 for start, end in runs)
+
+    def cost(cut):
+        return sum((end - start) * lengths[start] + 16 for start, end in cut)
+
+    greedy, start = [], 0  # as many as fit behind the longest text left
+    while start < len(lengths):
+        end = min(len(lengths), start + max(1, min(8, 256 // lengths[start])))
+        greedy.append((start, end))
+        start = end
+    assert cost(runs) < cost(greedy)
+    assert encoder_runs([], max_rows=8) == []
+    assert encoder_runs([500, 400], max_rows=8, max_tokens=256) == [(0, 1), (1, 2)]  # too long to share a run
